@@ -1,0 +1,35 @@
+#include "common/anim/ops_blend.h"
+
+#include "common/math/derivatives.h"
+
+namespace ks {
+
+namespace {
+void blend_linear_parts(Pose& out, const Pose& lhs, const Pose& rhs, size_t i, float alpha, float alpha_vel) {
+    out.pos[i] = lerp(lhs.pos[i], rhs.pos[i], alpha);
+    out.vel[i] = lerp(lhs.vel[i], rhs.vel[i], alpha) + (rhs.pos[i] - lhs.pos[i]) * alpha_vel;
+    const vec3 ll = log(lhs.scl[i]), lr = log(rhs.scl[i]);
+    out.scl[i] = exp(lerp(ll, lr, alpha));
+    out.svl[i] = lerp(lhs.svl[i], rhs.svl[i], alpha) + (lr - ll) * alpha_vel;
+}
+}  // namespace
+
+void op_blend(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float alpha_vel) {
+    assert(out.size() == lhs.size() && lhs.size() == rhs.size());
+    for (size_t i = 0; i < size_t(lhs.size()); ++i) {
+        blend_linear_parts(out, lhs, rhs, i, alpha, alpha_vel);
+        const quat path = quat_abs(quat_mul_inv(rhs.rot[i], lhs.rot[i]));
+        out.rot[i] = quat_slerp_path_kinematic(lhs.rot[i], lhs.ang[i], rhs.ang[i], path, alpha, alpha_vel, out.ang[i]);
+    }
+}
+
+void op_blend_via(Pose& out, const Pose& lhs, const Pose& rhs, std::span<quat> dirs, float alpha, float alpha_vel) {
+    assert(out.size() == lhs.size() && lhs.size() == rhs.size() && int(dirs.size()) == lhs.size());
+    for (size_t i = 0; i < size_t(lhs.size()); ++i) {
+        blend_linear_parts(out, lhs, rhs, i, alpha, alpha_vel);
+        dirs[i] = quat_via_path(lhs.rot[i], rhs.rot[i], dirs[i]);
+        out.rot[i] = quat_slerp_path_kinematic(lhs.rot[i], lhs.ang[i], rhs.ang[i], dirs[i], alpha, alpha_vel, out.ang[i]);
+    }
+}
+
+}  // namespace ks

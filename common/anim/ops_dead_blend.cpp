@@ -1,0 +1,35 @@
+#include "common/anim/ops_dead_blend.h"
+
+#include "common/anim/ops_blend.h"
+
+namespace ks {
+
+void op_extrapolate_decayed(Pose& out, const Pose& in, float time, float halflife) {
+    assert(out.size() == in.size());
+    const float y = kLn2 / std::max(halflife, 1e-8f);
+    const float decay = std::exp(-y * time);
+    const float alpha = -std::expm1(-y * time) / y;  // integral of the decay, accurate for small y t
+    for (size_t i = 0; i < size_t(in.size()); ++i) {
+        out.pos[i] = in.pos[i] + in.vel[i] * alpha;
+        out.rot[i] = quat_mul(quat_from_scaled_angle_axis(in.ang[i] * alpha), in.rot[i]);
+        out.scl[i] = in.scl[i] * exp(in.svl[i] * alpha);
+        // Along a fixed axis J_l is the identity, so these are the exact rates.
+        out.vel[i] = in.vel[i] * decay;
+        out.ang[i] = in.ang[i] * decay;
+        out.svl[i] = in.svl[i] * decay;
+    }
+}
+
+void op_dead_blending_transition(Pose& transition, std::span<quat> dirs, const Pose& current) {
+    transition = current;
+    for (quat& d : dirs) d = quat{};
+}
+
+void op_dead_blending(Pose& out, Pose& extrapolated, std::span<quat> dirs, const Pose& transition,
+                      const Pose& input, float extrapolation_halflife, float blend_time, float blend_duration) {
+    op_extrapolate_decayed(extrapolated, transition, blend_time, extrapolation_halflife);
+    op_blend_via(out, extrapolated, input, dirs, smoothstep_blend_alpha(blend_time, blend_duration),
+                 smoothstep_blend_alpha_vel(blend_time, blend_duration));
+}
+
+}  // namespace ks

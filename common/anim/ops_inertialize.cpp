@@ -1,0 +1,47 @@
+#include "common/anim/ops_inertialize.h"
+
+namespace ks {
+
+void op_inertialize_transition(Pose& offset, const Pose& src, const Pose& dst) {
+    assert(offset.size() == src.size() && src.size() == dst.size());
+    for (size_t i = 0; i < size_t(src.size()); ++i) {
+        offset.pos[i] = src.pos[i] - dst.pos[i];
+        offset.vel[i] = src.vel[i] - dst.vel[i];
+        const quat off = quat_abs(quat_mul_inv(src.rot[i], dst.rot[i]));
+        const vec3 x = quat_to_scaled_angle_axis(off);
+        offset.rot[i] = off;
+        // Output angular velocity at t=0 is J_l(x) dx + R(off) w_dst; make it w_src.
+        offset.ang[i] = so3_left_jacobian_inv_mul(x, src.ang[i] - quat_mul_vec3(off, dst.ang[i]));
+        offset.scl[i] = src.scl[i] / dst.scl[i];
+        offset.svl[i] = src.svl[i] - dst.svl[i];
+    }
+}
+
+void op_inertialize(Pose& out, const Pose& offset, const Pose& input, float blend_time, float blend_duration) {
+    assert(out.size() == offset.size() && offset.size() == input.size());
+    const float d = std::max(blend_duration, 1e-8f);
+    const float t = clampf(blend_time / d, 0.0f, 1.0f);
+    // Cubic with value x, slope v at t=0 and value and slope 0 at t=1, in seconds:
+    // off(s) = w0 x + w1 v, d off/ds = w2 x + w3 v.
+    const float w0 = 2 * t * t * t - 3 * t * t + 1;
+    const float w1 = (t * t * t - 2 * t * t + t) * d;
+    const float w2 = (6 * t * t - 6 * t) / d;
+    const float w3 = 3 * t * t - 4 * t + 1;
+    for (size_t i = 0; i < size_t(input.size()); ++i) {
+        out.pos[i] = input.pos[i] + w0 * offset.pos[i] + w1 * offset.vel[i];
+        out.vel[i] = input.vel[i] + w2 * offset.pos[i] + w3 * offset.vel[i];
+
+        const vec3 x = quat_to_scaled_angle_axis(quat_abs(offset.rot[i]));
+        const vec3 phi = w0 * x + w1 * offset.ang[i];
+        const vec3 dphi = w2 * x + w3 * offset.ang[i];
+        const quat off = quat_from_scaled_angle_axis(phi);
+        out.ang[i] = so3_left_jacobian_mul(phi, dphi) + quat_mul_vec3(off, input.ang[i]);
+        out.rot[i] = quat_mul(off, input.rot[i]);
+
+        const vec3 ls = log(offset.scl[i]);
+        out.scl[i] = input.scl[i] * exp(w0 * ls + w1 * offset.svl[i]);
+        out.svl[i] = input.svl[i] + w2 * ls + w3 * offset.svl[i];
+    }
+}
+
+}  // namespace ks

@@ -1,0 +1,133 @@
+#include "common/anim/ops_sample.h"
+
+#include <cassert>
+#include <cmath>
+
+namespace ks {
+
+namespace {
+
+// Where `time` falls: segment [k0, k1] at fraction x, the neighbours used for tangents, and
+// whether time is inside the clip (velocities are zero when clamped outside it).
+struct Segment {
+    int km1, k0, k1, k2;   // frames k0-1, k0, k0+1, k0+2 after wrapping/clamping
+    float den0, den1;      // tangent spans at k0 and k1, in frames
+    float x;
+    bool moving;
+};
+
+Segment locate(const Clip& clip, float time, Wrap wrap) {
+    const int n = clip.frames;
+    Segment s{};
+    const float ft = time / clip.frame_dt;
+    if (wrap == Wrap::Loop && n >= 3) {
+        const int period = n - 1;  // last frame == first frame
+        float f = std::fmod(ft, float(period));
+        if (f < 0.0f) f += float(period);
+        int k = int(std::floor(f));
+        if (k >= period) k = period - 1;
+        s.x = f - float(k);
+        auto w = [period](int i) { return ((i % period) + period) % period; };
+        s.km1 = w(k - 1);
+        s.k0 = w(k);
+        s.k1 = w(k + 1);
+        s.k2 = w(k + 2);
+        s.den0 = s.den1 = 2.0f;
+        s.moving = true;
+        return s;
+    }
+    s.moving = ft >= 0.0f && ft <= float(n - 1);
+    const float f = clampf(ft, 0.0f, float(n - 1));
+    int k = int(std::floor(f));
+    if (k > n - 2) k = n - 2;
+    s.x = f - float(k);
+    auto c = [n](int i) { return i < 0 ? 0 : (i > n - 1 ? n - 1 : i); };
+    s.km1 = c(k - 1);
+    s.k0 = k;
+    s.k1 = c(k + 1);
+    s.k2 = c(k + 2);
+    s.den0 = float(s.k1 - s.km1);
+    s.den1 = float(s.k2 - s.k0);
+    return s;
+}
+
+void hold_frame(Pose& out, const Clip& clip, int f) {
+    for (int j = 0; j < clip.joints(); ++j) {
+        out.pos[size_t(j)] = clip.pos(f, j);
+        out.rot[size_t(j)] = clip.rot(f, j);
+        out.scl[size_t(j)] = clip.scl(f, j);
+        out.vel[size_t(j)] = out.ang[size_t(j)] = out.svl[size_t(j)] = vec3{};
+    }
+}
+
+}  // namespace
+
+void op_sample_linear(Pose& out, const Clip& clip, float time, Wrap wrap) {
+    assert(out.size() == clip.joints());
+    if (clip.frames < 2) return hold_frame(out, clip, 0);
+    const Segment s = locate(clip, time, wrap);
+    const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
+    for (int j = 0; j < clip.joints(); ++j) {
+        const size_t o = size_t(j);
+        const vec3 p0 = clip.pos(s.k0, j), p1 = clip.pos(s.k1, j);
+        out.pos[o] = lerp(p0, p1, s.x);
+        out.vel[o] = (p1 - p0) * inv_dt;
+        const quat r0 = clip.rot(s.k0, j);
+        const vec3 u = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(clip.rot(s.k1, j), r0)));
+        out.rot[o] = quat_mul(quat_from_scaled_angle_axis(u * s.x), r0);
+        out.ang[o] = u * inv_dt;  // exact: J_l(x u) u == u
+        const vec3 l0 = log(clip.scl(s.k0, j)), l1 = log(clip.scl(s.k1, j));
+        out.scl[o] = exp(lerp(l0, l1, s.x));
+        out.svl[o] = (l1 - l0) * inv_dt;
+    }
+}
+
+void op_sample_cubic(Pose& out, const Clip& clip, float time, Wrap wrap) {
+    assert(out.size() == clip.joints());
+    if (clip.frames < 2) return hold_frame(out, clip, 0);
+    const Segment s = locate(clip, time, wrap);
+    const float x = s.x, x2 = x * x, x3 = x2 * x;
+    // Hermite basis (value and d/dx) for p0, m0, p1, m1 with tangents in "per frame" units.
+    const float h00 = 2 * x3 - 3 * x2 + 1, h10 = x3 - 2 * x2 + x, h01 = -2 * x3 + 3 * x2, h11 = x3 - x2;
+    const float d00 = 6 * x2 - 6 * x, d10 = 3 * x2 - 4 * x + 1, d01 = -6 * x2 + 6 * x, d11 = 3 * x2 - 2 * x;
+    const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
+    for (int j = 0; j < clip.joints(); ++j) {
+        const size_t o = size_t(j);
+        // Positions: Catmull-Rom tangents, per frame.
+        const vec3 pm = clip.pos(s.km1, j), p0 = clip.pos(s.k0, j), p1 = clip.pos(s.k1, j), p2 = clip.pos(s.k2, j);
+        const vec3 m0 = (p1 - pm) / s.den0, m1 = (p2 - p0) / s.den1;
+        out.pos[o] = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1;
+        out.vel[o] = (d00 * p0 + d10 * m0 + d01 * p1 + d11 * m1) * inv_dt;
+
+        // Rotations: keyframe angular velocities (per frame) from neighbouring rotation vectors.
+        const quat rm = clip.rot(s.km1, j), r0 = clip.rot(s.k0, j), r1 = clip.rot(s.k1, j), r2 = clip.rot(s.k2, j);
+        const vec3 u_m0 = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(r0, rm)));
+        const vec3 u_01 = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(r1, r0)));
+        const vec3 u_12 = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(r2, r1)));
+        const vec3 w0 = (u_m0 + u_01) / s.den0, w1 = (u_01 + u_12) / s.den1;
+        // Segment curve phi(x) in r0's rotation-vector space: phi(0)=0, phi(1)=u_01,
+        // phi'(0)=w0 (J_l(0)=I), phi'(1)=J_l(u_01)^-1 w1 so the angular velocity at x=1 is w1.
+        const vec3 t1 = so3_left_jacobian_inv_mul(u_01, w1);
+        const vec3 phi = h10 * w0 + h01 * u_01 + h11 * t1;
+        const vec3 dphi = d10 * w0 + d01 * u_01 + d11 * t1;
+        out.rot[o] = quat_mul(quat_from_scaled_angle_axis(phi), r0);
+        out.ang[o] = so3_left_jacobian_mul(phi, dphi) * inv_dt;
+
+        // Scales: the same cubic on log scale.
+        const vec3 lm = log(clip.scl(s.km1, j)), l0 = log(clip.scl(s.k0, j)), l1 = log(clip.scl(s.k1, j)),
+                   l2 = log(clip.scl(s.k2, j));
+        const vec3 n0 = (l1 - lm) / s.den0, n1 = (l2 - l0) / s.den1;
+        out.scl[o] = exp(h00 * l0 + h10 * n0 + h01 * l1 + h11 * n1);
+        out.svl[o] = (d00 * l0 + d10 * n0 + d01 * l1 + d11 * n1) * inv_dt;
+    }
+}
+
+void op_timescale(Pose& pose, float speed) {
+    for (int j = 0; j < pose.size(); ++j) {
+        pose.vel[size_t(j)] *= speed;
+        pose.ang[size_t(j)] *= speed;
+        pose.svl[size_t(j)] *= speed;
+    }
+}
+
+}  // namespace ks

@@ -1,0 +1,27 @@
+#pragma once
+// Sampling a clip at a continuous time, with velocities, and playback-rate scaling.
+
+#include "common/anim/clip.h"
+#include "common/anim/pose.h"
+
+namespace ks {
+
+enum class Wrap {
+    Clamp,  // time is clamped to [0, duration]; velocities are zero outside it
+    Loop,   // the clip is a loop whose last frame equals its first: period = duration()
+};
+
+// Linear interpolation between the two frames around `time`: slerp for rotations, eerp for
+// scales. Velocities are the exact derivatives (constant within a frame interval).
+void op_sample_linear(Pose& out, const Clip& clip, float time, Wrap wrap = Wrap::Clamp);
+
+// Cubic Hermite interpolation through four frames with Catmull-Rom tangents (one-sided at clamped
+// ends). Rotations are interpolated in the rotation-vector space of the segment's first frame, and
+// the end tangent is mapped through the inverse left Jacobian, so position, rotation and scale
+// velocities are all continuous across frame boundaries.
+void op_sample_cubic(Pose& out, const Clip& clip, float time, Wrap wrap = Wrap::Clamp);
+
+// Playing a pose sampled at time speed * t: every velocity scales by speed.
+void op_timescale(Pose& pose, float speed);
+
+}  // namespace ks
