@@ -4,8 +4,12 @@ namespace ks {
 
 void op_lookat(Pose& local, const Pose& global, int joint, vec3 target_pos, vec3 target_vel, vec3 fwd,
                float weight) {
-    // Target relative to the joint, then as a moving direction.
-    const kform tar = kform_pos_vel_normalize(kform_inv_mul(global.get(joint), kform_from_pos_vel(target_pos, target_vel)));
+    // Target relative to the joint's position and rotation (not its scale: the rotation alone
+    // decides where `fwd` points), then as a moving direction.
+    kform frame = global.get(joint);
+    frame.scl = vec3{1, 1, 1};
+    frame.svl = vec3{};
+    const kform tar = kform_pos_vel_normalize(kform_inv_mul(frame, kform_from_pos_vel(target_pos, target_vel)));
     kform diff = kform_rot_ang_between(kform_from_pos_vel(fwd, vec3{}), tar);
     if (weight != 1.0f) {
         const vec3 phi = quat_to_scaled_angle_axis(quat_abs(diff.rot));

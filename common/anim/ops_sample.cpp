@@ -1,5 +1,6 @@
 #include "common/anim/ops_sample.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -16,17 +17,17 @@ struct Segment {
     bool moving;
 };
 
-Segment locate(const Clip& clip, float time, Wrap wrap) {
+Segment locate(const Clip& clip, double time, Wrap wrap) {
     const int n = clip.frames;
     Segment s{};
-    const float ft = time / clip.frame_dt;
+    const double ft = time / double(clip.frame_dt);
     if (wrap == Wrap::Loop && n >= 3) {
         const int period = n - 1;  // last frame == first frame
-        float f = std::fmod(ft, float(period));
-        if (f < 0.0f) f += float(period);
+        double f = std::fmod(ft, double(period));
+        if (f < 0.0) f += double(period);
         int k = int(std::floor(f));
         if (k >= period) k = period - 1;
-        s.x = f - float(k);
+        s.x = float(f - double(k));
         auto w = [period](int i) { return ((i % period) + period) % period; };
         s.km1 = w(k - 1);
         s.k0 = w(k);
@@ -36,11 +37,11 @@ Segment locate(const Clip& clip, float time, Wrap wrap) {
         s.moving = true;
         return s;
     }
-    s.moving = ft >= 0.0f && ft <= float(n - 1);
-    const float f = clampf(ft, 0.0f, float(n - 1));
+    s.moving = ft >= 0.0 && ft <= double(n - 1);
+    const double f = std::clamp(ft, 0.0, double(n - 1));
     int k = int(std::floor(f));
     if (k > n - 2) k = n - 2;
-    s.x = f - float(k);
+    s.x = float(f - double(k));
     auto c = [n](int i) { return i < 0 ? 0 : (i > n - 1 ? n - 1 : i); };
     s.km1 = c(k - 1);
     s.k0 = k;
@@ -62,7 +63,7 @@ void hold_frame(Pose& out, const Clip& clip, int f) {
 
 }  // namespace
 
-void op_sample_linear(Pose& out, const Clip& clip, float time, Wrap wrap) {
+void op_sample_linear(Pose& out, const Clip& clip, double time, Wrap wrap) {
     assert(out.size() == clip.joints());
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);
@@ -82,7 +83,7 @@ void op_sample_linear(Pose& out, const Clip& clip, float time, Wrap wrap) {
     }
 }
 
-void op_sample_cubic(Pose& out, const Clip& clip, float time, Wrap wrap) {
+void op_sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) {
     assert(out.size() == clip.joints());
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);

@@ -1,0 +1,89 @@
+#include <gtest/gtest.h>
+
+#include "common/anim/ops_fk.h"
+#include "common/anim/ops_sample.h"
+#include "tests/support/clips.h"
+#include "tests/support/fd.h"
+#include "tests/support/synthetic.h"
+
+using namespace ks;
+using namespace ks::test;
+
+TEST(OpsFk, SyntheticFkAndBkMatchFiniteDifference) {
+    Rng rng(30);
+    for (int trial = 0; trial < 20; ++trial) {
+        const Skeleton skel = random_skeleton(24, rng);
+        const Pose local = random_pose(24, rng);
+        Pose moved(24), global(24);
+        expect_velocities_match_fd("fk", [&](float t, Pose& out) {
+            op_integrate(moved, local, t);
+            op_fk(out, moved, skel.parents);
+        }, 24);
+        // BK of a moving global pose.
+        const Pose g = random_pose(24, rng);
+        expect_velocities_match_fd("bk", [&](float t, Pose& out) {
+            op_integrate(moved, g, t);
+            op_bk(out, moved, skel.parents);
+        }, 24);
+    }
+}
+
+TEST(OpsFk, BkUndoesFkWithVelocities) {
+    Rng rng(31);
+    const Skeleton skel = random_skeleton(40, rng);
+    const Pose local = random_pose(40, rng);
+    Pose global(40), back(40), global_static(40);
+    op_fk(global, local, skel.parents);
+    op_bk(back, global, skel.parents);
+    for (size_t j = 0; j < 40; ++j) {
+        const float s = 1 + length(local.pos[j]);
+        EXPECT_LT(length(back.pos[j] - local.pos[j]), 1e-4f * s) << j;
+        EXPECT_GT(std::fabs(quat_dot(back.rot[j], local.rot[j])), 1 - 1e-5f) << j;
+        EXPECT_LT(length(back.scl[j] - local.scl[j]), 1e-4f) << j;
+        EXPECT_LT(length(back.vel[j] - local.vel[j]), 1e-3f * (1 + length(local.vel[j]))) << j;
+        EXPECT_LT(length(back.ang[j] - local.ang[j]), 1e-3f * (1 + length(local.ang[j]))) << j;
+        EXPECT_LT(length(back.svl[j] - local.svl[j]), 1e-4f) << j;
+    }
+    op_fk_static(global_static, local, skel.parents);
+    for (size_t j = 0; j < 40; ++j) EXPECT_LT(length(global_static.pos[j] - global.pos[j]), 1e-5f * (1 + length(global.pos[j])));
+}
+
+TEST(OpsFk, FiniteDiffRecoversVelocities) {
+    Rng rng(32);
+    const Pose p = random_pose(10, rng);
+    Pose a(10), b(10), out(10);
+    const float dt = 1e-3f;
+    op_integrate(a, p, dt);
+    op_finite_diff(out, a, p, dt);
+    for (size_t j = 0; j < 10; ++j) {
+        EXPECT_LT(length(out.vel[j] - p.vel[j]), 1e-2f);
+        EXPECT_LT(length(out.ang[j] - p.ang[j]), 1e-2f);
+        EXPECT_LT(length(out.svl[j] - p.svl[j]), 1e-2f);
+        EXPECT_EQ(out.pos[j].x, a.pos[j].x);
+    }
+}
+
+TEST(OpsFk, SharedClipsFkMatchesFiniteDifference) {
+    KS_REQUIRE_MOCAP();
+    for (const auto& info : shared_clip_infos()) {
+        const Clip& clip = shared_clip(info.file);
+        Pose local(clip.joints()), global(clip.joints()), back(clip.joints());
+        const float h = clip.frame_dt / 32.0f;
+        for (int k = 0; k < 15; ++k) {
+            const double t0 = (double(2 + k * (clip.frames - 5) / 15) + 0.5) * clip.frame_dt;  // mid-interval: the cubic is C1, not C2, at frames
+            expect_velocities_match_fd("mocap fk", [&](float t, Pose& out) {
+                op_sample_cubic(local, clip, t0 + t);
+                op_fk(out, local, clip.skeleton.parents);
+            }, clip.joints(), h);
+            // BK(FK(x)) == x on real data.
+            op_sample_cubic(local, clip, t0);
+            op_fk(global, local, clip.skeleton.parents);
+            op_bk(back, global, clip.skeleton.parents);
+            for (size_t j = 0; j < size_t(clip.joints()); ++j) {
+                EXPECT_LT(length(back.pos[j] - local.pos[j]), 1e-4f * (1 + length(local.pos[j])));
+                EXPECT_LT(length(back.ang[j] - local.ang[j]), 1e-3f * (1 + length(local.ang[j])));
+                EXPECT_LT(length(back.vel[j] - local.vel[j]), 1e-3f * (1 + length(local.vel[j])));
+            }
+        }
+    }
+}
