@@ -8,9 +8,15 @@ namespace {
 void blend_linear_parts(Pose& out, const Pose& lhs, const Pose& rhs, size_t i, float alpha, float alpha_vel) {
     out.pos[i] = lerp(lhs.pos[i], rhs.pos[i], alpha);
     out.vel[i] = lerp(lhs.vel[i], rhs.vel[i], alpha) + (rhs.pos[i] - lhs.pos[i]) * alpha_vel;
-    const vec3 ll = log(lhs.scl[i]), lr = log(rhs.scl[i]);
+    out.svl[i] = lerp(lhs.svl[i], rhs.svl[i], alpha);
+    const vec3 sl = lhs.scl[i], sr = rhs.scl[i];
+    if (sl.x == sr.x && sl.y == sr.y && sl.z == sr.z) {  // equal scales (typically both 1): nothing to blend
+        out.scl[i] = sl;
+        return;
+    }
+    const vec3 ll = log(sl), lr = log(sr);
     out.scl[i] = exp(lerp(ll, lr, alpha));
-    out.svl[i] = lerp(lhs.svl[i], rhs.svl[i], alpha) + (lr - ll) * alpha_vel;
+    out.svl[i] += (lr - ll) * alpha_vel;
 }
 }  // namespace
 
@@ -20,6 +26,16 @@ void op_blend(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float al
         blend_linear_parts(out, lhs, rhs, i, alpha, alpha_vel);
         const quat path = quat_abs(quat_mul_inv(rhs.rot[i], lhs.rot[i]));
         out.rot[i] = quat_slerp_path_kinematic(lhs.rot[i], lhs.ang[i], rhs.ang[i], path, alpha, alpha_vel, out.ang[i]);
+    }
+}
+
+void op_blend_values(Pose& out, const Pose& lhs, const Pose& rhs, float alpha) {
+    assert(out.size() == lhs.size() && lhs.size() == rhs.size());
+    for (size_t i = 0; i < size_t(lhs.size()); ++i) {
+        out.pos[i] = lerp(lhs.pos[i], rhs.pos[i], alpha);
+        out.rot[i] = quat_slerp_shortest(lhs.rot[i], rhs.rot[i], alpha);
+        const vec3 sl = lhs.scl[i], sr = rhs.scl[i];
+        out.scl[i] = (sl.x == sr.x && sl.y == sr.y && sl.z == sr.z) ? sl : eerp(sl, sr, alpha);
     }
 }
 

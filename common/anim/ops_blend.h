@@ -28,6 +28,8 @@ void op_blend(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float al
 inline void op_blend_static(Pose& out, const Pose& lhs, const Pose& rhs, float alpha) {
     op_blend(out, lhs, rhs, alpha, 0.0f);
 }
+// Values only (lerp / slerp_shortest / eerp), velocities untouched: the cost baseline.
+void op_blend_values(Pose& out, const Pose& lhs, const Pose& rhs, float alpha);
 // As op_blend, but rotations use quat_slerp_via with one remembered path per joint (`dirs`,
 // caller-owned, reset to identity when the blend starts), so no joint switches sides mid-blend.
 void op_blend_via(Pose& out, const Pose& lhs, const Pose& rhs, std::span<quat> dirs, float alpha, float alpha_vel);

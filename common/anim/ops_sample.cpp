@@ -52,6 +52,8 @@ Segment locate(const Clip& clip, double time, Wrap wrap) {
     return s;
 }
 
+bool is_unit(vec3 s) { return s.x == 1.0f && s.y == 1.0f && s.z == 1.0f; }
+
 void hold_frame(Pose& out, const Clip& clip, int f) {
     for (int j = 0; j < clip.joints(); ++j) {
         out.pos[size_t(j)] = clip.pos(f, j);
@@ -83,22 +85,26 @@ void op_sample_linear(Pose& out, const Clip& clip, double time, Wrap wrap) {
     }
 }
 
-void op_sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) {
+namespace {
+
+template <bool kVelocities>
+void sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) {
     assert(out.size() == clip.joints());
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);
     const float x = s.x, x2 = x * x, x3 = x2 * x;
     // Hermite basis (value and d/dx) for p0, m0, p1, m1 with tangents in "per frame" units.
     const float h00 = 2 * x3 - 3 * x2 + 1, h10 = x3 - 2 * x2 + x, h01 = -2 * x3 + 3 * x2, h11 = x3 - x2;
-    const float d00 = 6 * x2 - 6 * x, d10 = 3 * x2 - 4 * x + 1, d01 = -6 * x2 + 6 * x, d11 = 3 * x2 - 2 * x;
-    const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
+    [[maybe_unused]] const float d00 = 6 * x2 - 6 * x, d10 = 3 * x2 - 4 * x + 1, d01 = -6 * x2 + 6 * x,
+                                d11 = 3 * x2 - 2 * x;
+    [[maybe_unused]] const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
     for (int j = 0; j < clip.joints(); ++j) {
         const size_t o = size_t(j);
         // Positions: Catmull-Rom tangents, per frame.
         const vec3 pm = clip.pos(s.km1, j), p0 = clip.pos(s.k0, j), p1 = clip.pos(s.k1, j), p2 = clip.pos(s.k2, j);
         const vec3 m0 = (p1 - pm) / s.den0, m1 = (p2 - p0) / s.den1;
         out.pos[o] = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1;
-        out.vel[o] = (d00 * p0 + d10 * m0 + d01 * p1 + d11 * m1) * inv_dt;
+        if constexpr (kVelocities) out.vel[o] = (d00 * p0 + d10 * m0 + d01 * p1 + d11 * m1) * inv_dt;
 
         // Rotations: keyframe angular velocities (per frame) from neighbouring rotation vectors.
         const quat rm = clip.rot(s.km1, j), r0 = clip.rot(s.k0, j), r1 = clip.rot(s.k1, j), r2 = clip.rot(s.k2, j);
@@ -110,17 +116,31 @@ void op_sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) {
         // phi'(0)=w0 (J_l(0)=I), phi'(1)=J_l(u_01)^-1 w1 so the angular velocity at x=1 is w1.
         const vec3 t1 = so3_left_jacobian_inv_mul(u_01, w1);
         const vec3 phi = h10 * w0 + h01 * u_01 + h11 * t1;
-        const vec3 dphi = d10 * w0 + d01 * u_01 + d11 * t1;
         out.rot[o] = quat_mul(quat_from_scaled_angle_axis(phi), r0);
-        out.ang[o] = so3_left_jacobian_mul(phi, dphi) * inv_dt;
+        if constexpr (kVelocities) {
+            const vec3 dphi = d10 * w0 + d01 * u_01 + d11 * t1;
+            out.ang[o] = so3_left_jacobian_mul(phi, dphi) * inv_dt;
+        }
 
-        // Scales: the same cubic on log scale.
-        const vec3 lm = log(clip.scl(s.km1, j)), l0 = log(clip.scl(s.k0, j)), l1 = log(clip.scl(s.k1, j)),
-                   l2 = log(clip.scl(s.k2, j));
+        // Scales: the same cubic on log scale (skipped for the common all-unit-scale case).
+        const vec3 sm = clip.scl(s.km1, j), s0 = clip.scl(s.k0, j), s1 = clip.scl(s.k1, j), s2 = clip.scl(s.k2, j);
+        if (is_unit(sm) && is_unit(s0) && is_unit(s1) && is_unit(s2)) {
+            out.scl[o] = vec3{1, 1, 1};
+            if constexpr (kVelocities) out.svl[o] = vec3{};
+            continue;
+        }
+        const vec3 lm = log(sm), l0 = log(s0), l1 = log(s1), l2 = log(s2);
         const vec3 n0 = (l1 - lm) / s.den0, n1 = (l2 - l0) / s.den1;
         out.scl[o] = exp(h00 * l0 + h10 * n0 + h01 * l1 + h11 * n1);
-        out.svl[o] = (d00 * l0 + d10 * n0 + d01 * l1 + d11 * n1) * inv_dt;
+        if constexpr (kVelocities) out.svl[o] = (d00 * l0 + d10 * n0 + d01 * l1 + d11 * n1) * inv_dt;
     }
+}
+
+}  // namespace
+
+void op_sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) { sample_cubic<true>(out, clip, time, wrap); }
+void op_sample_cubic_values(Pose& out, const Clip& clip, double time, Wrap wrap) {
+    sample_cubic<false>(out, clip, time, wrap);
 }
 
 void op_timescale(Pose& pose, float speed) {

@@ -22,6 +22,8 @@ void op_sample_linear(Pose& out, const Clip& clip, double time, Wrap wrap = Wrap
 // the end tangent is mapped through the inverse left Jacobian, so position, rotation and scale
 // velocities are all continuous across frame boundaries.
 void op_sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap = Wrap::Clamp);
+// The same values, velocities not computed (left untouched): the cost baseline.
+void op_sample_cubic_values(Pose& out, const Clip& clip, double time, Wrap wrap = Wrap::Clamp);
 
 // Playing a pose sampled at time speed * t: every velocity scales by speed.
 void op_timescale(Pose& pose, float speed);
