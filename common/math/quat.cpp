@@ -51,43 +51,37 @@ quat quat_slerp_via(quat q, quat p, quat& dir, float t) {
     return quat_mul(quat_exp(quat_log(dir) * t), q);
 }
 
-namespace {
-// Coefficients of J_l(phi) = I + a [phi]x + b [phi]x^2, computed in double: the closed forms
-// cancel catastrophically in float below ~0.05 rad.
-void left_jacobian_coeffs(double theta, double& a, double& b) {
-    if (theta < 1e-3) {
-        const double t2 = theta * theta;
-        a = 0.5 - t2 / 24.0;
-        b = 1.0 / 6.0 - t2 / 120.0;
-    } else {
-        const double sh = std::sin(0.5 * theta);
-        a = 2.0 * sh * sh / (theta * theta);                    // (1 - cos)/theta^2
-        b = (theta - std::sin(theta)) / (theta * theta * theta);
-    }
-}
-}  // namespace
-
+// J_l(phi) = I + a [phi]x + b [phi]x^2 and J_l(phi)^-1 = I - 1/2 [phi]x + c [phi]x^2. The closed
+// forms of b and c cancel catastrophically at small angles, so below a threshold their Taylor
+// series are used (truncation < 1e-10 there); above it float evaluation is accurate to ~1e-6.
 vec3 so3_left_jacobian_mul(vec3 phi, vec3 v) {
-    const double theta = std::sqrt(double(phi.x) * phi.x + double(phi.y) * phi.y + double(phi.z) * phi.z);
-    double a, b;
-    left_jacobian_coeffs(theta, a, b);
+    const float t2 = dot(phi, phi);
+    float a, b;
+    if (t2 < 0.09f) {  // theta < 0.3
+        a = 0.5f - t2 * (1.0f / 24.0f - t2 * (1.0f / 720.0f - t2 / 40320.0f));
+        b = 1.0f / 6.0f - t2 * (1.0f / 120.0f - t2 * (1.0f / 5040.0f - t2 / 362880.0f));
+    } else {
+        const float theta = std::sqrt(t2);
+        const float sh = std::sin(0.5f * theta);
+        a = 2.0f * sh * sh / t2;  // (1 - cos theta) / theta^2
+        b = (theta - std::sin(theta)) / (t2 * theta);
+    }
     const vec3 pv = cross(phi, v);
-    return v + float(a) * pv + float(b) * cross(phi, pv);
+    return v + a * pv + b * cross(phi, pv);
 }
 
 vec3 so3_left_jacobian_inv_mul(vec3 phi, vec3 v) {
-    const double theta = std::sqrt(double(phi.x) * phi.x + double(phi.y) * phi.y + double(phi.z) * phi.z);
-    double c;
-    if (theta < 1e-2) {
-        const double t2 = theta * theta;
-        c = 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0;
+    const float t2 = dot(phi, phi);
+    float c;
+    if (t2 < 0.25f) {  // theta < 0.5
+        c = 1.0f / 12.0f + t2 * (1.0f / 720.0f + t2 * (1.0f / 30240.0f + t2 / 1209600.0f));
     } else {
         // (1 - (theta/2) cot(theta/2)) / theta^2; singular only at theta = 2 pi.
-        const double h = 0.5 * theta;
-        c = (1.0 - h * std::cos(h) / std::sin(h)) / (theta * theta);
+        const float h = 0.5f * std::sqrt(t2);
+        c = (1.0f - h * std::cos(h) / std::sin(h)) / t2;
     }
     const vec3 pv = cross(phi, v);
-    return v - 0.5f * pv + float(c) * cross(phi, pv);
+    return v - 0.5f * pv + c * cross(phi, pv);
 }
 
 quat quat_from_euler(const char order[3], const float angles[3]) {
