@@ -38,6 +38,16 @@ inline std::map<std::string, ChannelWorst>& fd_registry() {
     return r;
 }
 
+// Other measured figures tests want in the notes (printed at the end of the run, worst kept).
+inline std::map<std::string, double>& figure_registry() {
+    static std::map<std::string, double> r;
+    return r;
+}
+inline void record_figure(const std::string& name, double value) {
+    auto [it, fresh] = figure_registry().emplace(name, value);
+    if (!fresh) it->second = std::max(it->second, value);
+}
+
 struct FdTolerance {
     double rel_lin = 1e-3, rel_ang = 1e-3, rel_svl = 1e-3;
 };

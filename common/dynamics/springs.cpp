@@ -1,0 +1,70 @@
+#include "common/dynamics/springs.h"
+
+namespace ks {
+
+namespace {
+template <typename V>
+void spring_step(V& x, V& v, V goal, float halflife, float dt) {
+    const float y = halflife_to_damping(halflife) / 2.0f;
+    const V j0 = x - goal;
+    const V j1 = v + j0 * y;
+    const float eydt = std::exp(-y * dt);
+    x = (j0 + j1 * dt) * eydt + goal;
+    v = (v - j1 * (y * dt)) * eydt;
+}
+}  // namespace
+
+void spring_critical_exact(float& x, float& v, float goal, float halflife, float dt) {
+    spring_step(x, v, goal, halflife, dt);
+}
+void spring_critical_exact(vec3& x, vec3& v, vec3 goal, float halflife, float dt) {
+    spring_step(x, v, goal, halflife, dt);
+}
+void spring_critical_exact(quat& x, vec3& v, quat goal, float halflife, float dt) {
+    vec3 e = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(x, goal)));
+    spring_step(e, v, vec3{}, halflife, dt);
+    x = quat_mul(quat_from_scaled_angle_axis(e), goal);
+}
+
+vec3 decayed_offset(vec3 x, vec3 v, float halflife, float t, vec3& rate) {
+    vec3 xx = x, vv = v;
+    spring_step(xx, vv, vec3{}, halflife, t);
+    rate = vv;
+    return xx;
+}
+
+vec3 decayed_offset_cubic(vec3 x, vec3 v, float blendtime, float t, vec3& rate) {
+    const float d = std::max(blendtime, 1e-8f);
+    const float u = clampf(t / d, 0.0f, 1.0f);
+    // a u^3 + b u^2 + c u + x with c = v d, b = -3x - 2c, a = 2x + c
+    const vec3 c = v * d, b = -3.0f * x - 2.0f * c, a = 2.0f * x + c;
+    rate = (t >= d || t < 0.0f) ? vec3{} : (3.0f * a * u * u + 2.0f * b * u + c) / d;
+    return a * (u * u * u) + b * (u * u) + c * u + x;
+}
+
+vec3 decayed_velocity_offset_cubic(vec3 v, float blendtime, float t, vec3& rate) {
+    const float d = std::max(blendtime, 1e-8f);
+    const float u = clampf(t / d, 0.0f, 1.0f);
+    const vec3 c = v * d;  // c u^3 - 2 c u^2 + c u
+    rate = (t >= d || t < 0.0f) ? vec3{} : (3.0f * c * u * u - 4.0f * c * u + c) / d;
+    return c * (u * u * u) - 2.0f * c * (u * u) + c * u;
+}
+
+float softfade(float u, float hardness) {
+    // log1p(exp(z)) / h, written to stay finite for large z.
+    const float z = hardness - 2.0f * hardness * u;
+    return (z > 20.0f ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z))) / hardness;
+}
+
+float softfade_dx(float u, float hardness) {
+    const float z = hardness - 2.0f * hardness * u;
+    return -2.0f / (1.0f + std::exp(-z));  // -2 * sigmoid(z)
+}
+
+vec3 decayed_offset_softfade(vec3 x, float duration, float hardness, float t, vec3& rate) {
+    const float u = t / duration;
+    rate = x * (softfade_dx(u, hardness) / duration);
+    return x * softfade(u, hardness);
+}
+
+}  // namespace ks
