@@ -1,7 +1,10 @@
 #pragma once
-// Subcommands of kinesync-tool; each registers itself on the app.
+// Subcommands of kinesync-tool; each registers itself on the app (one file per command).
 #include <CLI/CLI.hpp>
 
 namespace ks::tool {
-void add_dynamics_command(CLI::App& app);
+void add_dynamics_command(CLI::App& app);  // cmd_dynamics.cpp
+void add_info_command(CLI::App& app);      // cmd_info.cpp
+void add_loop_command(CLI::App& app);      // cmd_loop.cpp
+void add_filmstrip_command(CLI::App& app); // cmd_filmstrip.cpp
 }  // namespace ks::tool

@@ -7,6 +7,9 @@
 int main(int argc, char** argv) {
     CLI::App app{"kinesync-tool: offline tools for kinesync motion data and tuning"};
     app.require_subcommand(1);
+    ks::tool::add_info_command(app);
+    ks::tool::add_loop_command(app);
+    ks::tool::add_filmstrip_command(app);
     ks::tool::add_dynamics_command(app);
     try {
         app.parse(argc, argv);
