@@ -207,7 +207,10 @@ private:
         const std::string kind = parent < 0 ? "ROOT" : "JOINT";
         std::string name;
         // The name is the rest of the keyword's line up to '{' (names with spaces are joined by one space).
-        for (Token t = lex_.peek(); !t.eof() && t.line == kw.line && !is_keyword(t.text); t = lex_.peek()) {
+        // Its first word may look like a keyword: rigs do name joints "Root" or "End".
+        for (Token t = lex_.peek(); !t.eof() && t.line == kw.line &&
+                                    (name.empty() ? t.text != "{" && t.text != "}" : !is_keyword(t.text));
+             t = lex_.peek()) {
             lex_.next();
             if (!name.empty()) name += ' ';
             name += t.text;
