@@ -80,4 +80,4 @@ void BM_SampleBlendFk(benchmark::State& state) {
 BENCHMARK(BM_SampleBlendFk<true>)->Name("chain_with_velocities")->Arg(31)->Arg(66);
 BENCHMARK(BM_SampleBlendFk<false>)->Name("chain_without_velocities")->Arg(31)->Arg(66);
 
-BENCHMARK_MAIN();
+

@@ -1,0 +1,75 @@
+#pragma once
+// A binary range coder (the LZMA construction: 32-bit range, carry propagation through a cached
+// byte) with explicit 12-bit probabilities, and a Laplace-model integer coder on top of it.
+//
+// The encoder strips the always-zero first byte and finishes on the shortest tail; the decoder
+// reads zeros past the end of its input (so a truncated or hostile payload decodes to something
+// and is rejected by the caller's checks) and counts how many bytes it had to invent: a complete
+// payload never needs more than kMaxImpliedBytes.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace ks {
+
+constexpr uint32_t kProbBits = 12;
+constexpr uint32_t kProbOne = 1u << kProbBits;
+constexpr size_t kMaxImpliedBytes = 5;
+
+class RangeEncoder {
+public:
+    explicit RangeEncoder(std::vector<uint8_t>& out) : out_(out) {}
+    // Codes `bit` where p0 (1..kProbOne-1) is the probability, in 1/4096, that the bit is 0.
+    void encode_bit(uint32_t p0, int bit);
+    void encode_bypass(uint32_t value, int nbits);  // equiprobable bits, most significant first
+    // Finishes the stream; the encoder must not be used afterwards.
+    void finish();
+
+private:
+    void shift_low();
+    std::vector<uint8_t>& out_;
+    uint64_t low_ = 0;
+    uint32_t range_ = 0xFFFFFFFFu;
+    uint8_t cache_ = 0;
+    uint64_t cache_size_ = 1;
+    bool first_ = true;
+};
+
+class RangeDecoder {
+public:
+    explicit RangeDecoder(std::span<const uint8_t> in);
+    int decode_bit(uint32_t p0);
+    uint32_t decode_bypass(int nbits);
+    // Bytes read beyond the end of the input (zeros were substituted).
+    size_t overrun() const { return overrun_; }
+    size_t consumed() const { return pos_; }
+
+private:
+    uint8_t next_byte();
+    std::span<const uint8_t> in_;
+    size_t pos_ = 0;
+    size_t overrun_ = 0;
+    uint32_t range_ = 0xFFFFFFFFu;
+    uint32_t code_ = 0;
+};
+
+// Signed integers under a two-sided geometric (discrete Laplace) model of scale sigma (mean
+// absolute value, in quantization steps): a zero flag, a sign, then the magnitude in unary with
+// the geometric stop probability, escaping to Exp-Golomb after 24 steps. Ideal for the model up to
+// the 12-bit probability resolution. sigma is bucketed on a log grid so encoder and decoder derive
+// identical probabilities from a table.
+struct LaplaceModel {
+    uint16_t p_zero;  // P(q == 0) in 1/4096
+    uint16_t p_stop;  // P(|q| == m | |q| >= m) in 1/4096
+};
+LaplaceModel laplace_model(float sigma);
+void encode_laplace(RangeEncoder& enc, int32_t q, const LaplaceModel& m);
+int32_t decode_laplace(RangeDecoder& dec, const LaplaceModel& m);
+
+// Unsigned Exp-Golomb with bypass bits (for headers and escapes).
+void encode_exp_golomb(RangeEncoder& enc, uint32_t v, int k = 0);
+uint32_t decode_exp_golomb(RangeDecoder& dec, int k = 0);
+
+}  // namespace ks

@@ -1,0 +1,121 @@
+#pragma once
+// A client over a lossy, delayed link driven by the real snapshot builder and decoder: used by the
+// codec tests and by kinesync-bench for the bits-per-joint and bytes-per-second figures.
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "common/anim/ops_fk.h"
+#include "common/anim/ops_sample.h"
+#include "common/codec/snapshot_codec.h"
+
+namespace ks::test {
+
+inline Pose sample_pose(const Clip& c, double t, Wrap wrap = Wrap::Clamp) {
+    Pose p(c.joints());
+    op_sample_cubic(p, c, t, wrap);
+    return p;
+}
+
+// FK position errors (cm) of the decoded pose against the original, appended to `errs`.
+inline void fk_errors(const Clip& c, const Pose& original, const QCharacter& q, const SkeletonPrecision& prec, std::vector<double>& errs) {
+    Pose d(c.joints()), g1(c.joints()), g2(c.joints());
+    dequantize_character(d, q, c.skeleton, prec);
+    op_fk_static(g1, original, c.skeleton.parents);
+    op_fk_static(g2, d, c.skeleton.parents);
+    for (int j = 0; j < c.joints(); ++j) errs.push_back(100.0 * length(g1.pos[size_t(j)] - g2.pos[size_t(j)]) * c.metres_per_unit);
+}
+
+
+// A client over a lossy link with delay, driven by the real builder and decoder. Datagrams are
+// lost at `loss`; acknowledgements travel back after `rtt` and may be lost, duplicated or
+// reordered (independently).
+struct LinkSim {
+    float loss = 0.01f, ack_loss = 0.01f, ack_dup = 0.0f;
+    int rtt_ticks = 6;          // 100 ms at 60 Hz
+    int ack_jitter_ticks = 0;   // acks reordered by up to this
+    unsigned seed = 7;
+};
+
+struct SimResult {
+    uint64_t decoded = 0, errors = 0, mismatches = 0;
+    double delta_bits_per_joint = 0, full_bits_per_joint = 0, all_bits_per_joint = 0;
+    double delta_rotang_bits_per_joint = 0;  // rotation + angular velocity + per-joint flags
+    double bytes_per_s = 0;
+    size_t max_datagram = 0;
+    std::vector<double> fk_err_cm;
+};
+
+inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds, float snapshot_hz, const LinkSim& link,
+                   BuilderConfig cfg = {}) {
+    SimResult r;
+    std::mt19937 rng(link.seed);
+    std::uniform_real_distribution<float> u(0, 1);
+    std::vector<SkeletonPrecision> precs;
+    for (const Clip* c : clips) precs.push_back(plan_precision(c->skeleton, c->metres_per_unit));
+    const PrecisionLookup lookup = [&](uint16_t s) { return s < precs.size() ? &precs[s] : nullptr; };
+    cfg.snapshot_hz = snapshot_hz;
+    SnapshotHistory history;
+    SnapshotBuilder builder(cfg);
+    SnapshotDecoder decoder(cfg.tick_hz);
+    std::multimap<uint32_t, std::pair<uint32_t, std::vector<uint16_t>>> acks;  // arrival tick -> (tick, ids)
+    const int step = int(std::lround(cfg.tick_hz / snapshot_hz));
+    const uint32_t ticks = uint32_t(seconds * cfg.tick_hz);
+    uint64_t bytes = 0;
+    for (uint32_t tick = 1; tick <= ticks; ++tick) {
+        // Acks arriving now.
+        for (auto it = acks.begin(); it != acks.end() && it->first <= tick;) {
+            builder.on_delivered(it->second.first, it->second.second);
+            it = acks.erase(it);
+        }
+        if (tick % uint32_t(step) != 0) continue;
+        std::vector<CharacterSnapshot> now;
+        std::vector<Pose> originals;
+        for (size_t k = 0; k < clips.size(); ++k) {
+            const Clip& c = *clips[k];
+            // Clips are looped (in place) and played continuously, as the server plays them.
+            Pose p(c.joints());
+            op_sample_cubic(p, c, double(tick) / cfg.tick_hz + 0.37 * double(k), Wrap::Loop);
+            originals.push_back(p);
+            now.push_back({uint16_t(k), uint16_t(k), quantize_character(originals.back(), c.skeleton, precs[k], 0)});
+        }
+        history.add(tick, now);
+        for (const SnapshotPart& part : builder.build(tick, now, history, lookup)) {
+            r.max_datagram = std::max(r.max_datagram, part.data.size());
+            bytes += part.data.size() + 28 + 40;  // IP/UDP header and the envelope
+            if (u(rng) < link.loss) continue;
+            std::vector<DecodedCharacter> out;
+            const SnapshotError e = decoder.decode(tick, part.data, [](uint16_t id) { return int(id); }, lookup, out);
+            if (e != SnapshotError::None) {
+                ++r.errors;
+                continue;
+            }
+            for (const DecodedCharacter& d : out) {
+                ++r.decoded;
+                if (!(*d.state == now[d.id].state)) ++r.mismatches;
+                fk_errors(*clips[d.id], originals[d.id], *d.state, precs[d.id], r.fk_err_cm);
+            }
+            if (u(rng) < link.ack_loss) continue;
+            const int copies = u(rng) < link.ack_dup ? 2 : 1;
+            for (int k = 0; k < copies; ++k) {
+                const int jitter = link.ack_jitter_ticks ? int(rng() % unsigned(link.ack_jitter_ticks + 1)) : 0;
+                acks.insert({tick + uint32_t(link.rtt_ticks + jitter), {tick, part.characters}});
+            }
+        }
+    }
+    const BuilderStats& st = builder.stats();
+    r.delta_bits_per_joint = st.delta_joints ? double(st.delta_joint_bits) / double(st.delta_joints) : 0;
+    r.full_bits_per_joint = st.full_joints ? double(st.full_joint_bits) / double(st.full_joints) : 0;
+    r.all_bits_per_joint = st.joints ? double(st.joint_bits) / double(st.joints) : 0;
+    if (st.delta_joints)
+        r.delta_rotang_bits_per_joint = (st.delta_cost.bits(CodingCost::kFlags) + st.delta_cost.bits(CodingCost::kAngular) +
+                                         st.delta_cost.bits(CodingCost::kRotation)) / double(st.delta_joints);
+    r.bytes_per_s = double(bytes) / seconds;
+    return r;
+}
+
+
+}  // namespace ks::test

@@ -1,0 +1,261 @@
+// Snapshot codec: range coder, quantization bounds, delta coding against acknowledged baselines
+// under loss / duplication / reordering of acks, packing, budget and priorities, and the figures
+// (bits per joint, FK error) on the shared clips.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <random>
+
+#include "common/anim/builtin_motion.h"
+#include "common/anim/looping.h"
+#include "common/anim/ops_fk.h"
+#include "common/anim/ops_sample.h"
+#include "common/codec/range_coder.h"
+#include "common/codec/snapshot_codec.h"
+#include "tests/support/clips.h"
+#include "tests/support/codec_sim.h"
+#include "tests/support/fd.h"
+#include "tests/support/synthetic.h"
+
+using namespace ks;
+using namespace ks::test;
+
+TEST(RangeCoder, RoundTripsBitsLaplaceAndExpGolomb) {
+    std::mt19937 rng(1);
+    std::vector<int> bits;
+    std::vector<uint32_t> probs;
+    std::vector<int32_t> values;
+    std::vector<float> sigmas;
+    std::vector<uint8_t> out;
+    {
+        RangeEncoder enc(out);
+        for (int i = 0; i < 20000; ++i) {
+            const uint32_t p = 1 + rng() % (kProbOne - 1);
+            const int b = int(rng() % kProbOne >= p);
+            probs.push_back(p);
+            bits.push_back(b);
+            enc.encode_bit(p, b);
+            const float sigma = std::exp(std::uniform_real_distribution<float>(-3, 8)(rng));
+            const int32_t v = int32_t(std::lround(std::normal_distribution<float>(0, sigma)(rng)));
+            sigmas.push_back(sigma);
+            values.push_back(v);
+            encode_laplace(enc, v, laplace_model(sigma));
+            encode_exp_golomb(enc, uint32_t(i * 7919), i % 5);
+        }
+        enc.finish();
+    }
+    RangeDecoder dec(out);
+    for (size_t i = 0; i < bits.size(); ++i) {
+        ASSERT_EQ(dec.decode_bit(probs[i]), bits[i]) << i;
+        ASSERT_EQ(decode_laplace(dec, laplace_model(sigmas[i])), values[i]) << i;
+        ASSERT_EQ(decode_exp_golomb(dec, int(i % 5)), uint32_t(i * 7919)) << i;
+    }
+    EXPECT_LE(dec.overrun(), kMaxImpliedBytes);
+    // Skewed bits cost far less than a bit each.
+    std::vector<uint8_t> skew;
+    RangeEncoder e2(skew);
+    for (int i = 0; i < 8000; ++i) e2.encode_bit(4000, 0);
+    e2.finish();
+    EXPECT_LT(skew.size(), 60u);
+}
+
+TEST(RangeCoder, ArbitraryBytesNeverMisbehave) {
+    std::mt19937 rng(2);
+    for (int i = 0; i < 2000; ++i) {
+        std::vector<uint8_t> junk(rng() % 40);
+        for (auto& b : junk) b = uint8_t(rng());
+        RangeDecoder dec(junk);
+        for (int k = 0; k < 200; ++k) {
+            (void)decode_laplace(dec, laplace_model(float(k % 50) + 0.1f));
+            (void)decode_exp_golomb(dec, k % 4);
+        }
+        EXPECT_GE(dec.overrun() + dec.consumed(), junk.size());
+    }
+}
+
+TEST(Quantize, SmallestThreeBoundsAndHemisphereInvariance) {
+    Rng rng(3);
+    for (int bits : {6, 9, 12, 15}) {
+        JointPrecision p{};
+        p.rot_bits = bits;
+        p.rot_step = std::sqrt(2.0f) / float((1u << bits) - 1u);
+        float worst = 0;
+        for (int i = 0; i < 5000; ++i) {
+            const quat q = rng.rotation();
+            QJoint a, b;
+            a.largest = uint8_t(largest_component(q));
+            rotation_indices(q, a.largest, p, a.rot);
+            b.largest = uint8_t(largest_component(-q));
+            rotation_indices(-q, b.largest, p, b.rot);
+            ASSERT_EQ(a, b) << "q and -q must give the same code";
+            const quat d = dequantize_rotation(a, p);
+            worst = std::max(worst, length(quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(d, q)))));
+        }
+        // A component step c moves the rotation by at most 2 sqrt(3) c (see precision.cpp).
+        EXPECT_LT(worst, 2.0f * std::sqrt(3.0f) * p.rot_step) << bits << " bits";
+        record_figure("smallest-three max angle error (rad), " + std::to_string(bits) + " bits", worst);
+    }
+}
+
+namespace {
+
+Pose sample(const Clip& c, double t) {
+    Pose p(c.joints());
+    op_sample_cubic(p, c, t);
+    return p;
+}
+
+}  // namespace
+
+TEST(Quantize, ComponentRoundTripBoundsAtDefaultSettings) {
+    const Clip c = builtin_clip("run");
+    const SkeletonPrecision prec = plan_precision(c.skeleton, c.metres_per_unit);
+    for (int f = 0; f < c.frames; f += 7) {
+        const Pose p = sample(c, f * c.frame_dt);
+        const QCharacter q = quantize_character(p, c.skeleton, prec, 3);
+        Pose d(c.joints());
+        dequantize_character(d, q, c.skeleton, prec);
+        EXPECT_EQ(q.epoch, 3);
+        for (size_t j = 0; j < size_t(c.joints()); ++j) {
+            const JointPrecision& jp = prec.joints[j];
+            EXPECT_LT(length(quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(d.rot[j], p.rot[j])))), 2.0f * std::sqrt(3.0f) * jp.rot_step);
+            EXPECT_LE(length(d.ang[j] - p.ang[j]), 0.5f * std::sqrt(3.0f) * jp.ang_step + 1e-5f);
+            EXPECT_LE(length(d.pos[j] - p.pos[j]), 0.5f * std::sqrt(3.0f) * jp.pos_step + 1e-5f);
+            EXPECT_LE(length(d.vel[j] - p.vel[j]), 0.5f * std::sqrt(3.0f) * jp.vel_step + 1e-5f);
+            EXPECT_EQ(d.scl[j].x, 1.0f);
+        }
+        EXPECT_FALSE(q.joints[5].moved) << "rest-offset positions are flags, not values";
+    }
+    // Root position to about a millimetre.
+    EXPECT_NEAR(prec.joints[0].pos_step, 0.001f, 1e-6f);
+}
+
+TEST(Codec, FullAndDeltaRoundTripExactlyIncludingEpochsAndScales) {
+    Rng rng(4);
+    Skeleton s = random_skeleton(12, rng);
+    const SkeletonPrecision prec = plan_precision(s, 1.0f);
+    for (int trial = 0; trial < 200; ++trial) {
+        Pose a = random_pose(12, rng), b = a;
+        op_integrate(b, a, 0.05f);
+        const QCharacter qa = quantize_character(a, s, prec, 1), qb = quantize_character(b, s, prec, 1);
+        std::vector<uint8_t> buf;
+        encode_character(buf, qa, nullptr, prec);
+        QCharacter out;
+        ASSERT_TRUE(decode_character(buf, out, nullptr, prec));
+        ASSERT_EQ(out, qa);
+        CharacterBaseline cb{&qa, 0.05, trial % 2 ? &qa : nullptr, 0.05};
+        buf.clear();
+        encode_character(buf, qb, &cb, prec);
+        ASSERT_TRUE(decode_character(buf, out, &cb, prec));
+        ASSERT_EQ(out, qb);
+        // Flipping the baseline's quaternion signs changes nothing (codes are sign-normalised).
+        Pose an = a;
+        for (auto& r : an.rot) r = -r;
+        EXPECT_EQ(quantize_character(an, s, prec, 1), qa);
+    }
+}
+
+TEST(Codec, HostilePayloadsAreRejectedOrDecodeWithoutHarm) {
+    const Clip c = builtin_clip("walk");
+    const SkeletonPrecision prec = plan_precision(c.skeleton, 1.0f);
+    const QCharacter q0 = quantize_character(sample(c, 0.1), c.skeleton, prec, 0);
+    const QCharacter q1 = quantize_character(sample(c, 0.2), c.skeleton, prec, 0);
+    std::vector<uint8_t> good;
+    CharacterBaseline cb{&q0, 0.1, nullptr, 0};
+    encode_character(good, q1, &cb, prec);
+    std::mt19937 rng(5);
+    int rejected = 0, accepted = 0;
+    for (int i = 0; i < 3000; ++i) {
+        std::vector<uint8_t> m = good;
+        switch (i % 3) {
+            case 0: m[rng() % m.size()] ^= uint8_t(1u << (rng() % 8)); break;
+            case 1: m.resize(rng() % m.size()); break;
+            default: for (auto& b : m) b = uint8_t(rng());
+        }
+        QCharacter out;
+        (decode_character(m, out, &cb, prec) ? accepted : rejected)++;
+        EXPECT_EQ(out.joints.size(), q1.joints.size());
+    }
+    EXPECT_EQ(accepted + rejected, 3000);
+    EXPECT_GT(rejected, 0);
+}
+
+TEST(Codec, DeltaDecodingStaysExactUnderLostDuplicatedAndReorderedAcks) {
+    const Clip walk = builtin_clip("walk"), run = builtin_clip("run"), turn = builtin_clip("turn");
+    for (const LinkSim& link : {LinkSim{0.0f, 0.0f, 0.0f, 6, 0, 1}, LinkSim{0.1f, 0.2f, 0.3f, 6, 8, 2},
+                                LinkSim{0.3f, 0.3f, 0.5f, 20, 30, 3}}) {
+        const SimResult r = simulate({&walk, &run, &turn}, 10.0, 30.0f, link);
+        EXPECT_GT(r.decoded, 500u);
+        EXPECT_EQ(r.errors, 0u) << "loss " << link.loss;
+        EXPECT_EQ(r.mismatches, 0u) << "every decoded state equals the server's";
+    }
+}
+
+TEST(Codec, DatagramsStayUnderTheMtuAndBudgetRotatesCharacters) {
+    const Clip walk = builtin_clip("walk");
+    std::vector<const Clip*> many(40, &walk);
+    BuilderConfig cfg;
+    cfg.bandwidth_bps = 64000;  // far too little for 40 characters at 30 Hz
+    const SimResult r = simulate(many, 6.0, 30.0f, LinkSim{0.0f, 0.0f, 0.0f, 6, 0, 4}, cfg);
+    EXPECT_LE(r.max_datagram, cfg.max_payload_bytes);
+    EXPECT_EQ(r.mismatches, 0u);
+    // Everyone is sent eventually: 40 characters over 180 snapshots.
+    EXPECT_GT(r.decoded, 40u * 5u);
+    EXPECT_LT(r.bytes_per_s, 64000 / 8 * 1.6);  // within budget (plus per-datagram headers)
+}
+
+TEST(Codec, SameInputGivesSameBytes) {
+    const Clip walk = builtin_clip("walk");
+    const SkeletonPrecision prec = plan_precision(walk.skeleton, 1.0f);
+    auto run_once = [&] {
+        SnapshotHistory h;
+        SnapshotBuilder b;
+        std::vector<uint8_t> all;
+        for (uint32_t tick = 2; tick < 200; tick += 2) {
+            std::vector<CharacterSnapshot> now{{1, 0, quantize_character(sample(walk, tick / 60.0), walk.skeleton, prec, 0)}};
+            h.add(tick, now);
+            for (const auto& p : b.build(tick, now, h, [&](uint16_t) { return &prec; })) {
+                all.insert(all.end(), p.data.begin(), p.data.end());
+                if (tick % 6 == 0) b.on_delivered(tick, p.characters);
+            }
+        }
+        return all;
+    };
+    EXPECT_EQ(run_once(), run_once());
+}
+
+TEST(Codec, SharedClipFiguresAt30HzWithOnePercentLoss) {
+    KS_REQUIRE_MOCAP();
+    // 100 ms round trip (acks 6 ticks later), 1 % loss both ways, 30 Hz snapshots, 60 Hz ticks.
+    double sum_rotang = 0;
+    int n = 0;
+    for (const auto& info : shared_clip_infos()) {
+        BvhOptions bo;
+        bo.skip_frames = 1;
+        LoopOptions lo;
+        lo.root = RootMode::Fix;  // in place: the figures are about the joints, not root travel
+        const Clip c = make_loop(load_bvh(mocap_path(info.file), bo).clip, lo);
+        const SimResult r = simulate({&c}, 20.0, 30.0f, LinkSim{0.01f, 0.01f, 0.0f, 6, 2, 9});
+        EXPECT_EQ(r.mismatches, 0u);
+        std::vector<double> e = r.fk_err_cm;
+        std::sort(e.begin(), e.end());
+        double mean = 0;
+        for (double x : e) mean += x / double(e.size());
+        EXPECT_LT(mean, 0.5) << info.file << ": mean FK joint position error (cm)";
+        EXPECT_LT(e[size_t(0.99 * double(e.size()))], 1.0) << info.file;
+        const std::string name = info.file;
+        record_figure("codec FK error mean cm, " + name, mean);
+        record_figure("codec FK error p99 cm, " + name, e[size_t(0.99 * double(e.size()))]);
+        record_figure("codec FK error max cm, " + name, e.back());
+        record_figure("codec bits/joint delta (all fields), " + name, r.delta_bits_per_joint);
+        record_figure("codec bits/joint delta (rotation+angular velocity+flags), " + name, r.delta_rotang_bits_per_joint);
+        record_figure("codec bits/joint full, " + name, r.full_bits_per_joint);
+        record_figure("codec bytes/s per character (30 Hz, +28 B IP/UDP, +40 B envelope), " + name, r.bytes_per_s);
+        sum_rotang += r.delta_rotang_bits_per_joint;
+        ++n;
+    }
+    record_figure("codec bits/joint delta (rotation+angular velocity+flags), mean over shared clips", sum_rotang / n);
+    EXPECT_LT(sum_rotang / n, 20.0) << "average rotation + angular velocity bits per joint over the shared clips";
+}
