@@ -1,0 +1,1048 @@
+// The wire protocol: every message round trip, the envelope, sizes and overheads, the decoder's
+// rejections, sequence numbers and acks against brute-force models, skeleton parts, and bounded
+// random / mutation runs (which run under ASan + UBSan in ./check.sh).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/anim/builtin_motion.h"
+#include "common/net/protocol.h"
+#include "tests/support/fd.h"
+#include "tests/support/synthetic.h"
+
+namespace ks::net {
+namespace {
+
+namespace fb = ::flatbuffers;
+using Bytes = std::vector<uint8_t>;
+
+DecodedPacket decode_ok(const Bytes& b) {
+    DecodeError err = DecodeError::Count;
+    auto d = decode_packet(b, &err);
+    EXPECT_TRUE(d.has_value()) << "rejected: " << decode_error_name(err);
+    EXPECT_EQ(err, DecodeError::None);
+    if (!d) return DecodedPacket{};
+    return *d;
+}
+
+DecodeError decode_err(const Bytes& b) {
+    DecodeError err = DecodeError::Count;
+    auto d = decode_packet(b, &err);
+    EXPECT_EQ(d.has_value(), err == DecodeError::None);
+    return err;
+}
+
+const PacketHeader kHeader{0xBEEF, 0x1234, 0x8000'0001u};
+
+Cookie test_cookie(uint8_t seed = 1) {
+    Cookie c{};
+    for (size_t i = 0; i < c.size(); ++i) c[i] = uint8_t(seed * 31 + i * 7);
+    return c;
+}
+
+// ---- Raw packets for the decoder's rejection tests (bypass the builders' own checks) ----
+
+template <class T>
+Bytes raw_packet(fb::FlatBufferBuilder& fbb, fb::Offset<T> body, uint32_t protocol_id = kProtocolId,
+                 uint16_t version = kProtocolVersion, wire::Message type = wire::MessageTraits<T>::enum_value,
+                 bool with_header = true) {
+    const wire::PacketHeader h(protocol_id, version, 1, 2, 0, 3);
+    fbb.Finish(wire::CreatePacket(fbb, with_header ? &h : nullptr, type, body.Union()));
+    return Bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+Bytes raw_connect_request(size_t padding, uint64_t salt = 42) {
+    fb::FlatBufferBuilder fbb;
+    std::vector<uint8_t> pad(padding);
+    const auto p = fbb.CreateVector(pad);
+    return raw_packet(fbb, wire::CreateConnectRequest(fbb, salt, p));
+}
+
+// A SkeletonDef packet from raw arrays (no validation).
+Bytes raw_skeleton_def(int joint_count, int first_joint, const std::vector<std::string>& names,
+                       const std::vector<int16_t>& parents, const std::vector<wire::Vec3>& offsets,
+                       float metres_per_unit = 1.0f, const std::string& name = "s") {
+    fb::FlatBufferBuilder fbb;
+    std::vector<fb::Offset<fb::String>> n;
+    for (const auto& s : names) n.push_back(fbb.CreateString(s));
+    const auto nv = fbb.CreateVector(n);
+    const auto pv = fbb.CreateVector(parents);
+    const auto ov = fbb.CreateVectorOfStructs(offsets);
+    const auto def = wire::CreateSkeletonDef(fbb, 7, fbb.CreateString(name), uint16_t(joint_count),
+                                             uint16_t(first_joint), nv, pv, ov, metres_per_unit);
+    const auto defs = fbb.CreateVector(&def, 1);
+    return raw_packet(fbb, wire::CreateSkeletonDefs(fbb, 1, defs));
+}
+
+Skeleton named_skeleton(int joints, unsigned seed) {
+    test::Rng rng(seed);
+    Skeleton s = test::random_skeleton(joints, rng);
+    for (int i = 0; i < joints; ++i) s.names[size_t(i)] = "Joint_" + std::to_string(i) + "_" + std::string(size_t(i % 9), 'x');
+    return s;
+}
+
+void expect_same_skeleton(const Skeleton& a, const Skeleton& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (int i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a.names[size_t(i)], b.names[size_t(i)]);
+        EXPECT_EQ(a.parents[size_t(i)], b.parents[size_t(i)]);
+        EXPECT_EQ(a.offsets[size_t(i)].x, b.offsets[size_t(i)].x);
+        EXPECT_EQ(a.offsets[size_t(i)].y, b.offsets[size_t(i)].y);
+        EXPECT_EQ(a.offsets[size_t(i)].z, b.offsets[size_t(i)].z);
+    }
+}
+
+// ---- One valid packet of every type (and a few variants), for size and mutation tests ----
+
+std::vector<Bytes> sample_packets() {
+    static const Skeleton skel = builtin_skeleton();
+    std::vector<Bytes> out;
+    out.push_back(build_connect_request(kHeader, 0x0123456789ABCDEFull));
+    out.push_back(build_challenge(kHeader, 0x0123456789ABCDEFull, test_cookie()));
+    out.push_back(build_challenge_response(kHeader, 0x0123456789ABCDEFull, test_cookie()));
+    out.push_back(build_accept(kHeader, {17, 60, 30, 123456, 987654321ull}));
+    const SkeletonDefInput def{3, "builtin", &skel, 1.0f};
+    const CharacterInfoInput chars[] = {{1, 3, "alice"}, {2, 3, "bob"}};
+    out.push_back(build_skeleton_defs(kHeader, 9, std::span(&def, 1), chars));
+    std::vector<uint8_t> data(300);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 13);
+    out.push_back(build_snapshot(kHeader, 4242, 1, 3, data));
+    out.push_back(build_snapshot(kHeader, 7, 0, 1, {}));
+    const uint32_t ids[] = {1, 2, 3, 40000};
+    out.push_back(build_ack(kHeader, 4241, ids));
+    out.push_back(build_ping(kHeader, 111222333, 5));
+    out.push_back(build_pong(kHeader, 111222333, 5, 444555666, 6000));
+    out.push_back(build_disconnect(kHeader, "server shutting down"));
+    const EventInfo ev[] = {{1, 2, wire::EventKind::Teleport, 100}, {2, 9, wire::EventKind::Reset, 101}};
+    out.push_back(build_events(kHeader, 10, ev));
+    return out;
+}
+
+// ---- Sequence numbers ----
+
+TEST(Protocol, SequenceNumbersWrapAround) {
+    EXPECT_TRUE(sequence_greater_than(1, 0));
+    EXPECT_FALSE(sequence_greater_than(0, 1));
+    EXPECT_FALSE(sequence_greater_than(5, 5));
+    EXPECT_TRUE(sequence_greater_than(0, 65535));
+    EXPECT_TRUE(sequence_greater_than(10, 65500));
+    EXPECT_FALSE(sequence_greater_than(65500, 10));
+    EXPECT_TRUE(sequence_greater_than(32768, 0));  // exactly half way counts as newer
+    EXPECT_FALSE(sequence_greater_than(32769, 0));
+    EXPECT_EQ(sequence_difference(2, 65534), 4);
+    EXPECT_EQ(sequence_difference(65534, 2), -4);
+    for (int a = 0; a < 65536; a += 97)
+        for (int d = -32767; d <= 32768; d += 131) {
+            const uint16_t b = uint16_t(a - d);
+            EXPECT_EQ(sequence_difference(uint16_t(a), b), d);
+            EXPECT_EQ(sequence_greater_than(uint16_t(a), b), d > 0);
+        }
+}
+
+// ---- Round trips ----
+
+TEST(Protocol, EnvelopeFieldsRoundTrip) {
+    const PacketHeader headers[] = {{0, 0, 0}, {65535, 65535, 0xFFFFFFFFu}, {1, 65535, 0x8000'0000u}, kHeader};
+    for (const PacketHeader& h : headers) {
+        const Bytes b = build_ping(h, 1, 2);
+        const DecodedPacket d = decode_ok(b);
+        EXPECT_EQ(d.sequence, h.sequence);
+        EXPECT_EQ(d.ack, h.ack);
+        EXPECT_EQ(d.ack_bits, h.ack_bits);
+        EXPECT_EQ(d.type, MessageType::Ping);
+        EXPECT_EQ(d.size, b.size());
+        const wire::PacketHeader* ph = d.packet()->header();
+        ASSERT_NE(ph, nullptr);
+        EXPECT_EQ(ph->protocol_id(), 0x4B53594Eu);
+        EXPECT_EQ(ph->version(), 1);
+        EXPECT_EQ(ph->reserved(), 0);
+        EXPECT_TRUE(std::equal(b.begin(), b.end(), d.bytes().begin()));
+    }
+}
+
+TEST(Protocol, HandshakeRoundTrip) {
+    for (uint64_t salt : {0ull, 1ull, 0xFFFFFFFFFFFFFFFFull, 0x0123456789ABCDEFull}) {
+        const DecodedPacket req = decode_ok(build_connect_request(kHeader, salt));
+        ASSERT_EQ(req.type, MessageType::ConnectRequest);
+        EXPECT_EQ(req.message<wire::ConnectRequest>()->client_salt(), salt);
+        EXPECT_EQ(req.size, kMinConnectRequestBytes);
+        EXPECT_EQ(req.message<wire::Challenge>(), nullptr);
+
+        const Cookie cookie = test_cookie(uint8_t(salt));
+        const DecodedPacket ch = decode_ok(build_challenge(kHeader, salt, cookie));
+        ASSERT_EQ(ch.type, MessageType::Challenge);
+        const auto* c = ch.message<wire::Challenge>();
+        EXPECT_EQ(c->client_salt(), salt);
+        ASSERT_EQ(c->cookie()->size(), kCookieBytes);
+        EXPECT_TRUE(std::equal(cookie.begin(), cookie.end(), c->cookie()->begin()));
+
+        const DecodedPacket resp = decode_ok(build_challenge_response(kHeader, salt, cookie));
+        ASSERT_EQ(resp.type, MessageType::ChallengeResponse);
+        const auto* r = resp.message<wire::ChallengeResponse>();
+        EXPECT_EQ(r->client_salt(), salt);
+        EXPECT_TRUE(std::equal(cookie.begin(), cookie.end(), r->cookie()->begin()));
+        EXPECT_EQ(resp.size, kMinConnectRequestBytes);
+    }
+    const AcceptInfo a{99, 120, 30, 0xFFFFFFF0u, 0xFFFFFFFFFFFFull};
+    const DecodedPacket d = decode_ok(build_accept(kHeader, a));
+    ASSERT_EQ(d.type, MessageType::Accept);
+    const auto* m = d.message<wire::Accept>();
+    EXPECT_EQ(m->client_id(), a.client_id);
+    EXPECT_EQ(m->tick_hz(), a.tick_hz);
+    EXPECT_EQ(m->snapshot_hz(), a.snapshot_hz);
+    EXPECT_EQ(m->server_tick(), a.server_tick);
+    EXPECT_EQ(m->server_time_us(), a.server_time_us);
+}
+
+TEST(Protocol, SnapshotAckPingPongDisconnectEventsRoundTrip) {
+    std::vector<uint8_t> data(max_snapshot_data_bytes());
+    for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 29 + 3);
+    for (size_t n : {size_t(0), size_t(1), size_t(500), data.size()}) {
+        const Bytes b = build_snapshot(kHeader, 0xDEADBEEF, uint8_t(n % 3), 3, std::span(data).first(n));
+        EXPECT_LE(b.size(), kMaxDatagram);
+        const DecodedPacket d = decode_ok(b);
+        ASSERT_EQ(d.type, MessageType::Snapshot);
+        const auto* s = d.message<wire::Snapshot>();
+        EXPECT_EQ(s->tick(), 0xDEADBEEFu);
+        EXPECT_EQ(s->part(), n % 3);
+        EXPECT_EQ(s->part_count(), 3);
+        const size_t got = s->data() ? s->data()->size() : 0;
+        ASSERT_EQ(got, n);
+        if (n) {
+            EXPECT_TRUE(std::equal(data.begin(), data.begin() + ptrdiff_t(n), s->data()->begin()));
+        }
+    }
+    // The largest snapshot payload fits whatever the header; one byte more does not.
+    EXPECT_GE(max_snapshot_data_bytes(), kMaxDatagram - 80);
+    const PacketHeader worst{65535, 65535, 0xFFFFFFFFu};
+    std::vector<uint8_t> too_big(max_snapshot_data_bytes() + 8);
+    EXPECT_THROW(build_snapshot(worst, 0xFFFFFFFFu, 254, 255, too_big), std::invalid_argument);
+    EXPECT_THROW(build_snapshot(kHeader, 1, 3, 3, {}), std::invalid_argument);
+
+    std::vector<uint32_t> ids(kMaxAckIds);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = uint32_t(i * 1000003u);
+    for (size_t n : {size_t(0), size_t(1), ids.size()}) {
+        const DecodedPacket d = decode_ok(build_ack(kHeader, 77, std::span(ids).first(n)));
+        const auto* a = d.message<wire::Ack>();
+        ASSERT_NE(a, nullptr);
+        EXPECT_EQ(a->snapshot_tick(), 77u);
+        const size_t got = a->reliable_ids() ? a->reliable_ids()->size() : 0;
+        ASSERT_EQ(got, n);
+        for (size_t i = 0; i < n; ++i) EXPECT_EQ(a->reliable_ids()->Get(fb::uoffset_t(i)), ids[i]);
+    }
+    EXPECT_THROW(build_ack(kHeader, 1, std::vector<uint32_t>(kMaxAckIds + 1)), std::invalid_argument);
+
+    const DecodedPacket ping = decode_ok(build_ping(kHeader, 0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFu));
+    EXPECT_EQ(ping.message<wire::Ping>()->client_time_us(), 0xFFFFFFFFFFFFFFFFull);
+    EXPECT_EQ(ping.message<wire::Ping>()->ping_id(), 0xFFFFFFFFu);
+    const DecodedPacket pong = decode_ok(build_pong(kHeader, 12, 34, 56, 78));
+    const auto* p = pong.message<wire::Pong>();
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->client_time_us(), 12u);
+    EXPECT_EQ(p->ping_id(), 34u);
+    EXPECT_EQ(p->server_time_us(), 56u);
+    EXPECT_EQ(p->server_tick(), 78u);
+
+    const std::string reason(kMaxReasonBytes, 'r');
+    const DecodedPacket disc = decode_ok(build_disconnect(kHeader, reason));
+    EXPECT_EQ(disc.message<wire::Disconnect>()->reason()->str(), reason);
+    EXPECT_EQ(decode_ok(build_disconnect(kHeader, "")).message<wire::Disconnect>()->reason()->str(), "");
+    EXPECT_THROW(build_disconnect(kHeader, reason + "x"), std::invalid_argument);
+
+    std::vector<EventInfo> ev;
+    for (int i = 0; i < int(kMaxEvents); ++i)
+        ev.push_back({uint16_t(i), uint16_t(i * 3), i % 2 ? wire::EventKind::Reset : wire::EventKind::Teleport,
+                      uint32_t(1000 + i)});
+    const DecodedPacket de = decode_ok(build_events(kHeader, 555, ev));
+    const auto* e = de.message<wire::Events>();
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->message_id(), 555u);
+    ASSERT_EQ(e->events()->size(), ev.size());
+    for (size_t i = 0; i < ev.size(); ++i) {
+        const wire::Event* x = e->events()->Get(fb::uoffset_t(i));
+        EXPECT_EQ(x->character_id(), ev[i].character_id);
+        EXPECT_EQ(x->epoch(), ev[i].epoch);
+        EXPECT_EQ(x->kind(), ev[i].kind);
+        EXPECT_EQ(x->tick(), ev[i].tick);
+    }
+    EXPECT_THROW(build_events(kHeader, 1, std::vector<EventInfo>(kMaxEvents + 1)), std::invalid_argument);
+}
+
+TEST(Protocol, DecodedPacketOwnsItsBytes) {
+    Bytes b = build_ping(kHeader, 5, 6);
+    std::optional<DecodedPacket> d = decode_packet(b);
+    ASSERT_TRUE(d);
+    std::fill(b.begin(), b.end(), uint8_t(0xAA));  // the receive buffer is reused
+    b.clear();
+    const DecodedPacket copy = *d;
+    d.reset();
+    EXPECT_EQ(copy.message<wire::Ping>()->client_time_us(), 5u);
+    EXPECT_EQ(copy.message<wire::Ping>()->ping_id(), 6u);
+    // Misaligned input is fine: the packet is copied into aligned storage.
+    const Bytes p = build_pong(kHeader, 1, 2, 3, 4);
+    std::vector<uint8_t> shifted(p.size() + 3);
+    std::memcpy(shifted.data() + 3, p.data(), p.size());
+    const auto m = decode_packet(std::span(shifted).subspan(3));
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->message<wire::Pong>()->server_time_us(), 3u);
+}
+
+TEST(Protocol, SkeletonDefsRoundTrip) {
+    const Skeleton builtin = builtin_skeleton();
+    const Skeleton small = named_skeleton(5, 11);
+    const SkeletonDefInput defs[] = {{1, "builtin", &builtin, 1.0f}, {2, "small", &small, 0.05644f}};
+    const CharacterInfoInput chars[] = {{10, 1, "alice"}, {11, 2, "bob"}, {12, 1, ""}};
+    const Bytes b = build_skeleton_defs(kHeader, 0xABCDEF01u, defs, chars);
+    const DecodedPacket d = decode_ok(b);
+    ASSERT_EQ(d.type, MessageType::SkeletonDefs);
+    const auto* m = d.message<wire::SkeletonDefs>();
+    EXPECT_EQ(m->message_id(), 0xABCDEF01u);
+    ASSERT_EQ(m->defs()->size(), 2u);
+    ASSERT_EQ(m->characters()->size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        const auto* c = m->characters()->Get(fb::uoffset_t(i));
+        EXPECT_EQ(c->character_id(), chars[i].character_id);
+        EXPECT_EQ(c->skeleton_id(), chars[i].skeleton_id);
+        EXPECT_EQ(c->name()->string_view(), chars[i].name);
+    }
+    for (size_t i = 0; i < 2; ++i) {
+        std::string error;
+        const auto s = skeleton_from_wire(*m->defs()->Get(fb::uoffset_t(i)), &error);
+        ASSERT_TRUE(s) << error;
+        EXPECT_EQ(s->skeleton_id, defs[i].skeleton_id);
+        EXPECT_EQ(s->name, defs[i].name);
+        EXPECT_EQ(s->metres_per_unit, defs[i].metres_per_unit);
+        expect_same_skeleton(s->skeleton, *defs[i].skeleton);
+    }
+    // Too large for one datagram: the builder refuses, the plan splits.
+    const Skeleton big = named_skeleton(100, 12);
+    const SkeletonDefInput big_def{5, "big", &big, 0.01f};
+    EXPECT_THROW(build_skeleton_defs(kHeader, 1, std::span(&big_def, 1), {}), std::invalid_argument);
+    Skeleton bad = small;
+    bad.parents[2] = 3;
+    const SkeletonDefInput bad_def{6, "bad", &bad, 1.0f};
+    EXPECT_THROW(build_skeleton_defs(kHeader, 1, std::span(&bad_def, 1), {}), std::invalid_argument);
+    Skeleton long_name = small;
+    long_name.names[1] = std::string(kMaxNameBytes + 1, 'n');
+    const SkeletonDefInput long_def{6, "long", &long_name, 1.0f};
+    EXPECT_THROW(build_skeleton_defs(kHeader, 1, std::span(&long_def, 1), {}), std::invalid_argument);
+}
+
+TEST(Protocol, SkeletonDefsSplitAndAssembled) {
+    // Skeletons of every size up to the limit, with characters: every planned packet fits, and
+    // the parts, delivered shuffled and duplicated, assemble into the original skeletons.
+    std::vector<Skeleton> skels;
+    for (int n : {1, 31, 100, 333, kMaxJoints}) skels.push_back(named_skeleton(n, unsigned(n)));
+    skels.push_back(builtin_skeleton());
+    std::vector<SkeletonDefInput> inputs;
+    for (size_t i = 0; i < skels.size(); ++i)
+        inputs.push_back({uint16_t(100 + i), "skeleton", &skels[i], 0.01f * float(i + 1)});
+    std::vector<std::string> names;
+    for (int i = 0; i < 300; ++i) names.push_back("character number " + std::to_string(i));
+    std::vector<CharacterInfoInput> chars;
+    for (int i = 0; i < 300; ++i) chars.push_back({uint16_t(i), uint16_t(100 + i % int(skels.size())), names[size_t(i)]});
+
+    const auto plans = plan_skeleton_defs(inputs, chars);
+    std::vector<Bytes> packets;
+    uint32_t id = 1;
+    for (const auto& plan : plans) {
+        packets.push_back(build_skeleton_defs({65535, 65535, 0xFFFFFFFFu}, 0xFFFFFFFF - id++, plan.defs, plan.characters));
+        EXPECT_LE(packets.back().size(), kMaxDatagram);
+    }
+    size_t bytes = 0;
+    for (const auto& p : packets) bytes += p.size();
+    test::record_figure("protocol skeleton defs: packets for 1+31+100+333+1024+21 joints, 300 characters",
+                        double(packets.size()));
+    // Packing efficiency: packets are filled to within a joint or a character of the limit.
+    EXPECT_GT(double(bytes) / double(packets.size() * kMaxDatagram), 0.9);
+
+    std::mt19937 rng(5);
+    std::vector<Bytes> delivery = packets;
+    delivery.insert(delivery.end(), packets.begin(), packets.begin() + ptrdiff_t(packets.size() / 3));  // duplicates
+    std::shuffle(delivery.begin(), delivery.end(), rng);
+    SkeletonAssembler assembler;
+    std::set<int> chars_seen;
+    for (const Bytes& b : delivery) {
+        const DecodedPacket d = decode_ok(b);
+        const auto* m = d.message<wire::SkeletonDefs>();
+        ASSERT_NE(m, nullptr);
+        if (m->defs())
+            for (const auto* def : *m->defs()) {
+                std::string error;
+                EXPECT_TRUE(assembler.add(*def, &error)) << error;
+            }
+        if (m->characters())
+            for (const auto* c : *m->characters()) {
+                chars_seen.insert(c->character_id());
+                EXPECT_EQ(c->name()->str(), names[c->character_id()]);
+            }
+    }
+    EXPECT_EQ(chars_seen.size(), chars.size());
+    for (const SkeletonDefInput& in : inputs) {
+        ASSERT_TRUE(assembler.complete(in.skeleton_id));
+        std::string error;
+        const auto s = assembler.take(in.skeleton_id, &error);
+        ASSERT_TRUE(s) << error;
+        EXPECT_EQ(s->metres_per_unit, in.metres_per_unit);
+        expect_same_skeleton(s->skeleton, *in.skeleton);
+        EXPECT_FALSE(assembler.complete(in.skeleton_id));
+    }
+    EXPECT_EQ(assembler.in_progress(), 0u);
+}
+
+TEST(Protocol, SkeletonAssemblerRejectsContradictions) {
+    const std::vector<wire::Vec3> o2 = {{0, 0, 0}, {0, 1, 0}};
+    auto def_of = [](const Bytes& b) {
+        return decode_packet(b).value();  // copies; parts are read from the copy below
+    };
+    const DecodedPacket a = def_of(raw_skeleton_def(4, 0, {"a", "b"}, {-1, 0}, o2));
+    const DecodedPacket b_same = def_of(raw_skeleton_def(4, 1, {"b", "c"}, {0, 1}, {{0, 1, 0}, {0, 2, 0}}));
+    const DecodedPacket b_conflict = def_of(raw_skeleton_def(4, 1, {"B", "c"}, {0, 1}, {{0, 1, 0}, {0, 2, 0}}));
+    const DecodedPacket other_count = def_of(raw_skeleton_def(5, 3, {"d"}, {0}, {{1, 1, 1}}));
+    const DecodedPacket other_units = def_of(raw_skeleton_def(4, 3, {"d"}, {0}, {{1, 1, 1}}, 2.0f));
+    const DecodedPacket last = def_of(raw_skeleton_def(4, 3, {"d"}, {2}, {{1, 1, 1}}));
+    auto first_def = [](const DecodedPacket& d) { return d.message<wire::SkeletonDefs>()->defs()->Get(0); };
+
+    std::string error;
+    EXPECT_FALSE(skeleton_from_wire(*first_def(a), &error));  // only a part
+    EXPECT_NE(error.find("part"), std::string::npos);
+
+    SkeletonAssembler s;
+    ASSERT_TRUE(s.add(*first_def(a), &error)) << error;
+    EXPECT_FALSE(s.complete(7));
+    EXPECT_FALSE(s.take(7, &error));
+    EXPECT_TRUE(s.add(*first_def(a), &error));  // duplicate
+    EXPECT_FALSE(s.add(*first_def(b_conflict), &error));
+    EXPECT_NE(error.find("differs"), std::string::npos);
+    EXPECT_FALSE(s.add(*first_def(other_count), &error));
+    EXPECT_FALSE(s.add(*first_def(other_units), &error));
+    ASSERT_TRUE(s.add(*first_def(b_same), &error)) << error;
+    EXPECT_FALSE(s.complete(7));
+    ASSERT_TRUE(s.add(*first_def(last), &error)) << error;
+    ASSERT_TRUE(s.complete(7));
+    const auto sk = s.take(7, &error);
+    ASSERT_TRUE(sk) << error;
+    EXPECT_EQ(sk->skeleton.names, (std::vector<std::string>{"a", "b", "c", "d"}));
+    EXPECT_EQ(sk->skeleton.parents, (std::vector<int>{-1, 0, 1, 2}));
+
+    // A bounded number of skeletons in progress.
+    SkeletonAssembler many;
+    for (uint16_t id = 0; id <= SkeletonAssembler::kMaxInProgress; ++id) {
+        fb::FlatBufferBuilder fbb;
+        auto nv = fbb.CreateVector(std::vector<fb::Offset<fb::String>>{fbb.CreateString("a")});
+        auto pv = fbb.CreateVector(std::vector<int16_t>{-1});
+        auto ov = fbb.CreateVectorOfStructs(std::vector<wire::Vec3>{{0, 0, 0}});
+        fbb.Finish(wire::CreateSkeletonDef(fbb, id, 0, 2, 0, nv, pv, ov, 1.0f));
+        const auto* def = fb::GetRoot<wire::SkeletonDef>(fbb.GetBufferPointer());
+        EXPECT_EQ(many.add(*def, &error), id < SkeletonAssembler::kMaxInProgress) << id;
+    }
+}
+
+// ---- Sizes ----
+
+TEST(Protocol, ConnectRequestIsNoSmallerThanAnyUnauthenticatedReply) {
+    // The largest replies an unauthenticated peer can get: a Challenge (every field non-default)
+    // and a Disconnect with the longest pre-authentication reason.
+    size_t largest_reply = 0;
+    for (const PacketHeader& h : {PacketHeader{}, PacketHeader{65535, 65535, 0xFFFFFFFFu}})
+        for (uint64_t salt : {0ull, 1ull, ~0ull}) {
+            largest_reply = std::max(largest_reply, build_challenge(h, salt, test_cookie()).size());
+            largest_reply = std::max(largest_reply, build_disconnect(h, std::string(kMaxPreAuthReasonBytes, 'x')).size());
+        }
+    test::record_figure("protocol challenge packet bytes", double(build_challenge(kHeader, ~0ull, test_cookie()).size()));
+    EXPECT_LT(largest_reply, kMinConnectRequestBytes);
+    for (const PacketHeader& h : {PacketHeader{}, PacketHeader{65535, 65535, 0xFFFFFFFFu}, kHeader})
+        for (uint64_t salt : {0ull, 1ull, 0xFFull, ~0ull}) {
+            EXPECT_EQ(build_connect_request(h, salt).size(), kMinConnectRequestBytes);
+            EXPECT_EQ(build_challenge_response(h, salt, test_cookie()).size(), kMinConnectRequestBytes);
+        }
+    // Every padding: a ConnectRequest is accepted exactly when it is at least kMinConnectRequestBytes
+    // (and fits a datagram), and then it is at least as large as the largest reply.
+    int accepted = 0;
+    for (size_t pad = 0; pad <= kMaxDatagram; ++pad)
+        for (uint64_t salt : {0ull, 7ull}) {
+            const Bytes b = raw_connect_request(pad, salt);
+            const DecodeError e = decode_err(b);
+            if (b.size() > kMaxDatagram) EXPECT_EQ(e, DecodeError::TooLong);
+            else if (b.size() < kMinConnectRequestBytes) EXPECT_EQ(e, DecodeError::RequestTooSmall) << pad;
+            else EXPECT_EQ(e, DecodeError::None);
+            if (e == DecodeError::None) {
+                ++accepted;
+                EXPECT_GE(b.size(), largest_reply);
+            }
+        }
+    EXPECT_GT(accepted, 0);
+}
+
+TEST(Protocol, PerPacketOverhead) {
+    // Overhead = datagram bytes - payload bytes the caller handed in (Snapshot.data); it includes
+    // the 16-byte header, the snapshot's own fields (6 bytes) and the FlatBuffers framing (root
+    // offset, two vtables, union type and offset, vector length). Data lengths that are not a
+    // multiple of 4 add up to 3 bytes of alignment padding.
+    for (size_t n : {size_t(0), size_t(1), size_t(100), size_t(500), size_t(1000)}) {
+        const std::vector<uint8_t> data(n, 0x5A);
+        const size_t single = build_snapshot(kHeader, 123456, 0, 1, data).size();  // part 0 of 1: defaults omitted
+        const size_t worst = build_snapshot({65535, 65535, ~0u}, ~0u, 254, 255, data).size();
+        EXPECT_LE(single, worst);
+        EXPECT_LE(worst - n, 76u + 3u);
+        if (n % 4) continue;
+        test::record_figure("protocol overhead bytes (snapshot packet)", double(worst - n));
+        if (n == 0 || n == 500) {
+            test::record_figure("protocol overhead bytes (snapshot packet, " + std::to_string(n) + " data bytes)",
+                                double(worst - n));
+            test::record_figure("protocol overhead bytes (single-part snapshot packet, " + std::to_string(n) +
+                                    " data bytes)",
+                                double(single - n));
+        }
+    }
+    const size_t accept = build_accept(kHeader, {1, 60, 30, ~0u, ~0ull}).size();
+    const size_t ack0 = build_ack(kHeader, ~0u, {}).size();
+    const uint32_t one_id = 5;
+    const size_t ack1 = build_ack(kHeader, ~0u, std::span(&one_id, 1)).size();
+    const size_t ping = build_ping(kHeader, ~0ull, ~0u).size();
+    const size_t pong = build_pong(kHeader, ~0ull, ~0u, ~0ull, ~0u).size();
+    test::record_figure("protocol packet bytes (accept)", double(accept));
+    test::record_figure("protocol packet bytes (ack, no reliable ids)", double(ack0));
+    test::record_figure("protocol packet bytes (ack, 1 reliable id)", double(ack1));
+    test::record_figure("protocol packet bytes (ping)", double(ping));
+    test::record_figure("protocol packet bytes (pong)", double(pong));
+    EXPECT_LE(accept, 88u);
+    EXPECT_LE(ack0, 60u);
+    EXPECT_LE(ack1, 72u);
+    EXPECT_LE(ping, 72u);
+    EXPECT_LE(pong, 88u);
+    for (const Bytes& b : sample_packets()) EXPECT_GE(b.size(), kMinPacketBytes);
+}
+
+// ---- Rejections ----
+
+TEST(Protocol, DecodeRejectsEachMalformedCase) {
+    std::set<DecodeError> seen;
+    auto expect_err = [&](const Bytes& b, DecodeError want, const char* what) {
+        const DecodeError got = decode_err(b);
+        EXPECT_EQ(got, want) << what << ": got " << decode_error_name(got) << ", want " << decode_error_name(want);
+        seen.insert(got);
+    };
+    const Bytes ping = build_ping(kHeader, 1, 2);
+    expect_err({}, DecodeError::TooShort, "empty");
+    expect_err(Bytes(ping.begin(), ping.begin() + ptrdiff_t(kMinPacketBytes - 1)), DecodeError::TooShort, "short");
+    expect_err(Bytes(kMaxDatagram + 1, 0), DecodeError::TooLong, "long");
+    {
+        Bytes b = build_snapshot(kHeader, 1, 0, 1, std::vector<uint8_t>(max_snapshot_data_bytes()));
+        b.resize(kMaxDatagram + 1);
+        expect_err(b, DecodeError::TooLong, "long snapshot");
+    }
+    expect_err(Bytes(ping.begin(), ping.end() - 4), DecodeError::VerifyFailed, "truncated");
+    expect_err(Bytes(64, 0xFF), DecodeError::VerifyFailed, "garbage");
+    {
+        Bytes b = ping;
+        b[0] = 0xF0;  // root offset out of range
+        expect_err(b, DecodeError::VerifyFailed, "root offset");
+    }
+    fb::FlatBufferBuilder fbb;
+    auto reset = [&] { fbb.Clear(); };
+    reset();
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion, wire::Message::Ping, false),
+               DecodeError::MissingHeader, "no header");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), 0x4B53594F), DecodeError::WrongProtocol, "protocol id");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, 2), DecodeError::UnknownVersion, "version 2");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, 0), DecodeError::UnknownVersion, "version 0");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion, wire::Message::NONE),
+               DecodeError::MissingBody, "type NONE");
+    reset();
+    expect_err(raw_packet(fbb, fb::Offset<wire::Snapshot>(0)), DecodeError::MissingBody, "snapshot without body");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion, wire::Message(12)),
+               DecodeError::UnknownMessage, "type 12");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion, wire::Message(255)),
+               DecodeError::UnknownMessage, "type 255");
+    expect_err(raw_connect_request(0), DecodeError::RequestTooSmall, "unpadded connect request");
+    {
+        reset();
+        const auto c = fbb.CreateVector(std::vector<uint8_t>(16));
+        const auto pad = fbb.CreateVector(std::vector<uint8_t>(100));
+        expect_err(raw_packet(fbb, wire::CreateChallengeResponse(fbb, 1, c, pad)), DecodeError::RequestTooSmall,
+                   "short challenge response");
+    }
+    for (size_t len : {size_t(0), size_t(15), size_t(17)}) {
+        reset();
+        const auto c = fbb.CreateVector(std::vector<uint8_t>(len));
+        expect_err(raw_packet(fbb, wire::CreateChallenge(fbb, 1, c)), DecodeError::BadCookie, "cookie length");
+        // A full-size response (the size check comes first) with a bad cookie.
+        Bytes full;
+        for (size_t pad = 1000; pad < kMaxDatagram && full.size() < kMinConnectRequestBytes; ++pad) {
+            reset();
+            const auto c2 = fbb.CreateVector(std::vector<uint8_t>(len));
+            const auto p = fbb.CreateVector(std::vector<uint8_t>(pad));
+            full = raw_packet(fbb, wire::CreateChallengeResponse(fbb, 1, c2, p));
+        }
+        ASSERT_EQ(full.size(), kMinConnectRequestBytes);
+        expect_err(full, DecodeError::BadCookie, "response cookie length");
+    }
+    reset();
+    expect_err(raw_packet(fbb, wire::CreateChallenge(fbb, 1, 0)), DecodeError::BadCookie, "no cookie");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreateAccept(fbb, 1, 0, 30, 0, 0)), DecodeError::BadValue, "tick_hz 0");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreateAccept(fbb, 1, 60, 0, 0, 0)), DecodeError::BadValue, "snapshot_hz 0");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreateAccept(fbb, 0, 60, 30, 0, 0)), DecodeError::BadValue, "client id 0");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreateSnapshot(fbb, 1, 2, 2, 0)), DecodeError::BadValue, "part >= part_count");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreateSnapshot(fbb, 1, 0, 0, 0)), DecodeError::BadValue, "part_count 0");
+    reset();
+    expect_err(raw_packet(fbb, wire::CreateDisconnect(fbb, fbb.CreateString(std::string(kMaxReasonBytes + 1, 'r')))),
+               DecodeError::StringTooLong, "long reason");
+    {
+        reset();
+        const auto ids = fbb.CreateVector(std::vector<uint32_t>(kMaxAckIds + 1));
+        expect_err(raw_packet(fbb, wire::CreateAck(fbb, 1, ids)), DecodeError::TooManyElements, "ack ids");
+    }
+    {
+        reset();
+        std::vector<wire::Event> ev(kMaxEvents + 1);
+        const auto v = fbb.CreateVectorOfStructs(ev);
+        expect_err(raw_packet(fbb, wire::CreateEvents(fbb, 1, v)), DecodeError::TooManyElements, "events");
+        reset();
+        const wire::Event bad(1, 1, wire::EventKind(2), 1);
+        const auto v2 = fbb.CreateVectorOfStructs(&bad, 1);
+        expect_err(raw_packet(fbb, wire::CreateEvents(fbb, 1, v2)), DecodeError::BadValue, "event kind");
+    }
+    // Skeletons.
+    const std::vector<wire::Vec3> o2 = {{0, 0, 0}, {1, 0, 0}};
+    EXPECT_EQ(decode_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 0}, o2)), DecodeError::None);
+    expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 1}, o2), DecodeError::BadSkeleton, "parent not before child");
+    expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-2, 0}, o2), DecodeError::BadSkeleton, "parent -2");
+    expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {0, 0}, o2), DecodeError::BadSkeleton, "root parent itself");
+    expect_err(raw_skeleton_def(2, 0, {"a"}, {-1, 0}, o2), DecodeError::BadSkeleton, "names shorter");
+    expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 0}, {{0, 0, 0}}), DecodeError::BadSkeleton, "offsets shorter");
+    expect_err(raw_skeleton_def(2, 0, {}, {}, {}), DecodeError::BadSkeleton, "no joints");
+    expect_err(raw_skeleton_def(0, 0, {"a"}, {-1}, {{0, 0, 0}}), DecodeError::BadSkeleton, "joint_count 0");
+    expect_err(raw_skeleton_def(2, 1, {"a", "b"}, {-1, 0}, o2), DecodeError::BadSkeleton, "beyond joint_count");
+    expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 0}, {{0, 0, 0}, {NAN, 0, 0}}), DecodeError::BadSkeleton, "NaN");
+    expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 0}, {{0, 0, 0}, {INFINITY, 0, 0}}), DecodeError::BadSkeleton,
+               "inf");
+    expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 0}, o2, 0.0f), DecodeError::BadSkeleton, "zero units");
+    expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 0}, o2, -1.0f), DecodeError::BadSkeleton, "negative units");
+    expect_err(raw_skeleton_def(2, 0, {"a", std::string(kMaxNameBytes + 1, 'b')}, {-1, 0}, o2),
+               DecodeError::StringTooLong, "joint name");
+    expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 0}, o2, 1.0f, std::string(kMaxNameBytes + 1, 's')),
+               DecodeError::StringTooLong, "skeleton name");
+    expect_err(raw_skeleton_def(kMaxJoints + 1, 0, {"a"}, {-1}, {{0, 0, 0}}), DecodeError::TooManyJoints, "joints");
+    EXPECT_EQ(decode_err(raw_skeleton_def(kMaxJoints, kMaxJoints - 1, {"a"}, {5}, {{0, 0, 0}})), DecodeError::None);
+    {
+        reset();
+        const auto c = wire::CreateCharacterInfo(fbb, 1, 1, fbb.CreateString(std::string(kMaxNameBytes + 1, 'c')));
+        const auto cv = fbb.CreateVector(&c, 1);
+        expect_err(raw_packet(fbb, wire::CreateSkeletonDefs(fbb, 1, 0, cv)), DecodeError::StringTooLong,
+                   "character name");
+    }
+    {
+        // One small table referenced many times: accepted by the verifier up to its table cap,
+        // refused by the element limit; past the cap the verifier itself refuses.
+        for (size_t refs : {size_t(200), size_t(kVerifierMaxTables)}) {
+            reset();
+            const auto c = wire::CreateCharacterInfo(fbb, 1, 1, 0);
+            const std::vector<fb::Offset<wire::CharacterInfo>> many(refs, c);
+            const auto cv = fbb.CreateVector(many);
+            const Bytes b = raw_packet(fbb, wire::CreateSkeletonDefs(fbb, 1, 0, cv));
+            ASSERT_LE(b.size(), kMaxDatagram);
+            expect_err(b, refs > kVerifierMaxTables - 2 ? DecodeError::VerifyFailed : DecodeError::TooManyElements,
+                       "shared tables");
+        }
+    }
+    // Every error has a case above.
+    for (int e = 1; e < int(DecodeError::Count); ++e)
+        EXPECT_TRUE(seen.count(DecodeError(e))) << "no test produces " << decode_error_name(DecodeError(e));
+    std::set<std::string> names;
+    for (int e = 0; e < int(DecodeError::Count); ++e) names.insert(decode_error_name(DecodeError(e)));
+    EXPECT_EQ(names.size(), size_t(DecodeError::Count));  // distinct names
+    EXPECT_STREQ(message_type_name(MessageType::Snapshot), "Snapshot");
+    EXPECT_STREQ(message_type_name(MessageType(200)), "unknown");
+}
+
+// ---- Acks against brute-force models ----
+
+// A lossy channel that duplicates and reorders: each sent item arrives 0..max_delay steps later
+// (or never, or twice).
+template <class T>
+struct Channel {
+    struct InFlight {
+        uint64_t arrive;
+        uint64_t order;
+        T item;
+    };
+    std::mt19937& rng;
+    double loss, dup;
+    int max_delay;
+    std::vector<InFlight> flight;
+    uint64_t counter = 0;
+    void send(uint64_t now, const T& item) {
+        std::uniform_real_distribution<double> u(0, 1);
+        if (u(rng) < loss) return;
+        const int copies = u(rng) < dup ? 2 : 1;
+        for (int c = 0; c < copies; ++c)
+            flight.push_back({now + uint64_t(std::uniform_int_distribution<int>(0, max_delay)(rng)), counter++, item});
+    }
+    std::vector<T> receive(uint64_t now) {
+        std::vector<InFlight> due;
+        auto it = std::partition(flight.begin(), flight.end(), [&](const InFlight& f) { return f.arrive > now; });
+        due.assign(it, flight.end());
+        flight.erase(it, flight.end());
+        std::sort(due.begin(), due.end(), [](const InFlight& a, const InFlight& b) {
+            return a.arrive != b.arrive ? a.arrive < b.arrive : a.order < b.order;
+        });
+        std::vector<T> out;
+        for (const auto& f : due) out.push_back(f.item);
+        return out;
+    }
+};
+
+TEST(Protocol, AckTrackerMatchesModelUnderLossDuplicatesReorderingAndWraparound) {
+    for (unsigned seed : {1u, 2u, 3u}) {
+        std::mt19937 rng(seed);
+        Channel<uint64_t> ch{rng, 0.2, 0.1, seed == 3 ? 80 : 40, {}};
+        AckTracker tracker;
+        EXPECT_FALSE(tracker.any());
+        EXPECT_EQ(tracker.ack_bits(), 0u);
+        std::set<uint64_t> received;  // absolute sequence numbers
+        uint64_t newest = 0;
+        bool any = false;
+        const uint64_t start = 65536 - 300;  // wraps after 300 packets
+        int fresh = 0, stale = 0;
+        for (uint64_t t = 0; t < 80000; ++t) {
+            ch.send(t, start + t);
+            for (uint64_t abs : ch.receive(t)) {
+                const bool model_fresh = !received.count(abs) && (!any || abs + 32 > newest);
+                EXPECT_EQ(tracker.on_received(uint16_t(abs)), model_fresh) << abs;
+                model_fresh ? ++fresh : ++stale;
+                if (model_fresh) received.insert(abs);
+                if (!any || abs > newest) newest = abs;
+                any = true;
+                uint32_t bits = 0;
+                for (uint32_t i = 0; i < 32 && i <= newest; ++i)
+                    if (received.count(newest - i)) bits |= 1u << i;
+                ASSERT_EQ(tracker.ack(), uint16_t(newest));
+                ASSERT_EQ(tracker.ack_bits(), bits) << "at " << abs;
+            }
+            while (!received.empty() && *received.begin() + 64 < newest) received.erase(received.begin());
+        }
+        EXPECT_GT(fresh, 25000);
+        EXPECT_GT(stale, 5000);  // duplicates and late arrivals both happened
+    }
+}
+
+TEST(Protocol, SentPacketLogMatchesModelUnderLossDuplicatesReorderingAndWraparound) {
+    struct AckMsg {
+        uint16_t ack;
+        uint32_t bits;
+        uint64_t abs_ack;  // model only
+    };
+    for (unsigned seed : {7u, 8u}) {
+        std::mt19937 rng(seed);
+        Channel<uint64_t> forward{rng, 0.25, 0.1, 30, {}};
+        Channel<AckMsg> back{rng, 0.25, 0.15, 30, {}};
+        AckTracker tracker;
+        SentPacketLog log;
+        std::set<uint64_t> model_acked;
+        uint64_t newest_sent = 0, newest_received = 0;
+        bool any_received = false;
+        std::set<uint64_t> received;
+        const uint64_t start = 65536 * 3 - 1000;
+        std::vector<SentPacketLog::Acked> acked;
+        size_t reported = 0;
+        for (uint64_t t = 0; t < 80000; ++t) {
+            const uint64_t abs = start + t;
+            log.on_sent(uint16_t(abs), abs * 7 + 3);
+            newest_sent = abs;
+            EXPECT_EQ(log.tag(uint16_t(abs)), abs * 7 + 3);
+            forward.send(t, abs);
+            for (uint64_t r : forward.receive(t)) {
+                tracker.on_received(uint16_t(r));
+                if (!any_received || r > newest_received) newest_received = r;
+                any_received = true;
+                received.insert(r);
+            }
+            if (any_received) back.send(t, {tracker.ack(), tracker.ack_bits(), newest_received});
+            for (const AckMsg& m : back.receive(t)) {
+                acked.clear();
+                const size_t n = log.on_ack(m.ack, m.bits, acked);
+                ASSERT_EQ(n, acked.size());
+                std::vector<uint64_t> want;
+                for (int i = 31; i >= 0; --i) {
+                    if (!(m.bits & (1u << i)) || m.abs_ack < uint64_t(i)) continue;
+                    const uint64_t s = m.abs_ack - uint64_t(i);
+                    ASSERT_TRUE(received.count(s)) << "acked a packet never received";
+                    if (newest_sent - s >= SentPacketLog::kWindow || model_acked.count(s)) continue;
+                    want.push_back(s);
+                    model_acked.insert(s);
+                }
+                ASSERT_EQ(acked.size(), want.size());
+                for (size_t i = 0; i < want.size(); ++i) {
+                    EXPECT_EQ(acked[i].sequence, uint16_t(want[i]));
+                    EXPECT_EQ(acked[i].tag, want[i] * 7 + 3);
+                    EXPECT_TRUE(log.acked(uint16_t(want[i])));
+                }
+                reported += n;
+            }
+        }
+        EXPECT_EQ(reported, model_acked.size());
+        // Most delivered packets get acknowledged despite 25 % loss each way (ack redundancy).
+        EXPECT_GT(double(model_acked.size()) / double(received.size()), 0.97);
+    }
+    // Acks for sequences never sent, or from before the window, are ignored.
+    SentPacketLog log;
+    std::vector<SentPacketLog::Acked> out;
+    EXPECT_EQ(log.on_ack(5, ~0u, out), 0u);
+    for (uint16_t s = 65530; s != 10; ++s) log.on_sent(s, s);
+    EXPECT_EQ(log.on_ack(20, ~0u, out), 16u);  // covers 65525..20, of which 65530..9 were sent
+    out.clear();
+    EXPECT_EQ(log.on_ack(3, 0x1u, out), 0u);  // already acked
+    EXPECT_FALSE(log.acked(12));
+}
+
+TEST(Protocol, AckTrackerEdgeCases) {
+    AckTracker t;
+    EXPECT_TRUE(t.on_received(65535));
+    EXPECT_TRUE(t.on_received(0));
+    EXPECT_EQ(t.ack(), 0);
+    EXPECT_EQ(t.ack_bits(), 0b11u);
+    EXPECT_FALSE(t.on_received(65535));
+    EXPECT_TRUE(t.on_received(65534));
+    EXPECT_EQ(t.ack_bits(), 0b111u);
+    EXPECT_TRUE(t.on_received(100));  // a jump beyond the window
+    EXPECT_EQ(t.ack(), 100);
+    EXPECT_EQ(t.ack_bits(), 1u);
+    EXPECT_FALSE(t.on_received(68));  // 32 behind: out of the window
+    EXPECT_TRUE(t.on_received(69));   // 31 behind: the oldest bit
+    EXPECT_EQ(t.ack_bits(), 0x8000'0001u);
+    const PacketHeader h = t.header(7);
+    EXPECT_EQ(h.sequence, 7);
+    EXPECT_EQ(h.ack, 100);
+    EXPECT_EQ(h.ack_bits, 0x8000'0001u);
+}
+
+// ---- Random bytes and mutations ----
+
+struct Outcomes {
+    size_t total = 0, accepted = 0;
+    std::array<size_t, size_t(DecodeError::Count)> errors{};
+    DecodeError run(std::span<const uint8_t> b) {
+        DecodeError err = DecodeError::Count;
+        const auto d = decode_packet(b, &err);
+        ++total;
+        EXPECT_EQ(d.has_value(), err == DecodeError::None);
+        EXPECT_LT(size_t(err), size_t(DecodeError::Count));
+        if (size_t(err) < errors.size()) ++errors[size_t(err)];
+        if (d) {
+            ++accepted;
+            walk(*d);
+        }
+        return err;
+    }
+    // Reads everything a receiver would read (ASan/UBSan watch).
+    static void walk(const DecodedPacket& d) {
+        volatile uint64_t sink = 0;
+        EXPECT_LE(d.size, kMaxDatagram);
+        const wire::Packet* p = d.packet();
+        auto str = [&](const fb::String* s) {
+            if (s)
+                for (char c : s->string_view()) sink = sink + uint8_t(c);
+        };
+        switch (d.type) {
+            case MessageType::ConnectRequest:
+                EXPECT_GE(d.size, kMinConnectRequestBytes);
+                if (auto* v = p->message_as_ConnectRequest()->padding()) sink = sink + v->size();
+                break;
+            case MessageType::Challenge:
+                EXPECT_EQ(p->message_as_Challenge()->cookie()->size(), kCookieBytes);
+                break;
+            case MessageType::ChallengeResponse:
+                EXPECT_EQ(p->message_as_ChallengeResponse()->cookie()->size(), kCookieBytes);
+                break;
+            case MessageType::Accept: EXPECT_GT(p->message_as_Accept()->tick_hz(), 0); break;
+            case MessageType::SkeletonDefs: {
+                const auto* m = p->message_as_SkeletonDefs();
+                if (m->defs())
+                    for (const auto* def : *m->defs()) {
+                        str(def->name());
+                        for (const auto* s : *def->joint_names()) str(s);
+                        SkeletonAssembler a;
+                        std::string error;
+                        EXPECT_TRUE(a.add(*def, &error)) << error;
+                        if (auto s = skeleton_from_wire(*def, &error)) {
+                            EXPECT_EQ(s->skeleton.validate(), "");
+                        }
+                    }
+                if (m->characters())
+                    for (const auto* c : *m->characters()) str(c->name());
+                break;
+            }
+            case MessageType::Snapshot: {
+                const auto* s = p->message_as_Snapshot();
+                EXPECT_LT(s->part(), s->part_count());
+                if (s->data())
+                    for (uint8_t b : *s->data()) sink = sink + b;
+                break;
+            }
+            case MessageType::Ack:
+                if (auto* v = p->message_as_Ack()->reliable_ids())
+                    for (uint32_t id : *v) sink = sink + id;
+                break;
+            case MessageType::Ping: sink = sink + p->message_as_Ping()->ping_id(); break;
+            case MessageType::Pong: sink = sink + p->message_as_Pong()->server_tick(); break;
+            case MessageType::Disconnect: str(p->message_as_Disconnect()->reason()); break;
+            case MessageType::Events:
+                if (auto* v = p->message_as_Events()->events()) {
+                    for (const auto* e : *v) EXPECT_LE(uint8_t(e->kind()), uint8_t(wire::EventKind::MAX));
+                }
+                break;
+            case MessageType::NONE: ADD_FAILURE() << "decoded a packet without a message"; break;
+        }
+    }
+    size_t sum() const {
+        size_t s = accepted;
+        for (size_t i = 1; i < errors.size(); ++i) s += errors[i];
+        return s;
+    }
+};
+
+TEST(Protocol, RandomBytesNeverCrash) {
+    std::mt19937 rng(20240601);
+    Outcomes o;
+    std::vector<uint8_t> buf;
+    for (int i = 0; i < 100000; ++i) {
+        const size_t n = std::uniform_int_distribution<size_t>(0, i % 10 == 0 ? kMaxDatagram + 100 : 200)(rng);
+        buf.resize(n);
+        for (auto& b : buf) b = uint8_t(rng());
+        // Some with a valid-looking root offset and header location, to get past the first checks.
+        if (n >= 24 && i % 2) {
+            const uint32_t root = uint32_t(std::uniform_int_distribution<size_t>(4, n - 4)(rng)) & ~3u;
+            std::memcpy(buf.data(), &root, 4);
+        }
+        o.run(buf);
+    }
+    EXPECT_EQ(o.total, 100000u);
+    EXPECT_EQ(o.sum(), o.total);
+    EXPECT_GT(o.errors[size_t(DecodeError::TooShort)], 0u);
+    EXPECT_GT(o.errors[size_t(DecodeError::TooLong)], 0u);
+    EXPECT_GT(o.errors[size_t(DecodeError::VerifyFailed)], 0u);
+}
+
+TEST(Protocol, MutatedPacketsNeverCrash) {
+    const std::vector<Bytes> valid = sample_packets();
+    std::set<MessageType> types;
+    for (const Bytes& b : valid) types.insert(decode_ok(b).type);
+    EXPECT_EQ(types.size(), size_t(MessageType::MAX));  // every message type
+
+    std::mt19937 rng(77);
+    auto rnd = [&](size_t lo, size_t hi) { return std::uniform_int_distribution<size_t>(lo, hi)(rng); };
+    Outcomes o;
+    std::map<std::string, std::pair<size_t, size_t>> by_kind;  // kind -> (accepted, rejected)
+    Bytes m;
+    for (int i = 0; i < 100000; ++i) {
+        const Bytes& src = valid[size_t(i) % valid.size()];
+        m = src;
+        const char* kind = "";
+        switch (rnd(0, 4)) {
+            case 0: {
+                kind = "bit flips";
+                for (size_t k = rnd(1, 8); k > 0; --k) m[rnd(0, m.size() - 1)] ^= uint8_t(1u << rnd(0, 7));
+                break;
+            }
+            case 1: {
+                kind = "truncation";
+                m.resize(rnd(0, m.size() - 1));
+                break;
+            }
+            case 2: {
+                kind = "insertion";
+                const size_t at = rnd(0, m.size());
+                Bytes ins(rnd(1, 16));
+                for (auto& b : ins) b = uint8_t(rng());
+                m.insert(m.begin() + ptrdiff_t(at), ins.begin(), ins.end());
+                break;
+            }
+            case 3: {
+                kind = "overwrite";
+                const size_t at = rnd(0, m.size() - 1);
+                const size_t len = std::min(rnd(1, 16), m.size() - at);
+                for (size_t k = 0; k < len; ++k) m[at + k] = uint8_t(rng());
+                break;
+            }
+            default: {
+                kind = "mixed";
+                m[rnd(0, m.size() - 1)] = uint8_t(rng());
+                if (rnd(0, 1)) m.resize(rnd(1, m.size()));
+                if (rnd(0, 1)) m.insert(m.begin() + ptrdiff_t(rnd(0, m.size())), uint8_t(rng()));
+                break;
+            }
+        }
+        const DecodeError e = o.run(m);
+        auto& [acc, rej] = by_kind[kind];
+        (e == DecodeError::None ? acc : rej) += 1;
+    }
+    EXPECT_EQ(o.total, 100000u);
+    EXPECT_EQ(o.sum(), o.total);
+    for (const auto& [kind, ar] : by_kind) {
+        EXPECT_GT(ar.second, 0u) << kind << " never rejected";
+        if (kind != "truncation") {
+            EXPECT_GT(ar.first, 0u) << kind << " never accepted";
+        }
+    }
+    EXPECT_GT(o.accepted, 1000u);  // payload bytes (padding, snapshot data, names) take any value
+    EXPECT_GT(o.errors[size_t(DecodeError::VerifyFailed)], 1000u);
+    EXPECT_GT(o.errors[size_t(DecodeError::WrongProtocol)], 0u);
+    std::printf("mutations: %zu accepted", o.accepted);
+    for (int e = 1; e < int(DecodeError::Count); ++e)
+        if (o.errors[size_t(e)]) std::printf(", %zu %s", o.errors[size_t(e)], decode_error_name(DecodeError(e)));
+    std::printf("\n");
+
+    // Directed: any change of the protocol id is rejected as such, any other version as unknown,
+    // any change of the sequence / ack fields is accepted and read back.
+    for (const Bytes& src : valid) {
+        const DecodedPacket d = decode_ok(src);
+        const size_t at = size_t(reinterpret_cast<const uint8_t*>(d.packet()->header()) - d.storage.data());
+        ASSERT_LE(at + sizeof(wire::PacketHeader), src.size());
+        for (size_t k = 0; k < 4; ++k)
+            for (int v = 0; v < 256; ++v) {
+                if (uint8_t(v) == src[at + k]) continue;
+                Bytes b = src;
+                b[at + k] = uint8_t(v);
+                ASSERT_EQ(decode_err(b), DecodeError::WrongProtocol);
+            }
+        for (int v = 0; v < 65536; v += 7) {
+            if (v == kProtocolVersion) continue;
+            Bytes b = src;
+            b[at + 4] = uint8_t(v);
+            b[at + 5] = uint8_t(v >> 8);
+            ASSERT_EQ(decode_err(b), DecodeError::UnknownVersion);
+        }
+        Bytes b = src;
+        b[at + 6] ^= 0x5A;  // sequence
+        b[at + 12] ^= 0x01;  // ack_bits
+        const DecodedPacket e = decode_ok(b);
+        EXPECT_EQ(e.sequence, uint16_t(d.sequence ^ 0x5A));
+        EXPECT_EQ(e.ack_bits, d.ack_bits ^ 1u);
+        EXPECT_EQ(e.type, d.type);
+    }
+}
+
+}  // namespace
+}  // namespace ks::net
