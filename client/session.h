@@ -1,0 +1,124 @@
+#pragma once
+// The client side of the protocol without any I/O: feed it datagrams and the time, and it tells
+// you what to send. A UDP driver (client/udp_client.h), the network simulator and the offline
+// replay all drive the same code.
+//
+// It does the handshake (ConnectRequest padded to a full datagram, resent until a Challenge;
+// ChallengeResponse until Accept), assembles the skeleton definitions and character assignments
+// (acknowledging each reliable message), decodes snapshots against its own history
+// (SnapshotDecoder), acknowledges packets (envelope ack + ack bits, and an Ack message at least
+// every `ack_interval_s`), measures the round trip and the server clock with ping/pong, and keeps
+// teleport/reset events. Malformed datagrams are counted and dropped.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/codec/snapshot_codec.h"
+#include "common/net/protocol.h"
+
+namespace ks {
+
+struct ClientSessionConfig {
+    double connect_resend_s = 0.25;
+    double ack_interval_s = 0.05;   // an Ack message at least this often once connected
+    double ping_interval_s = 0.5;
+    double timeout_s = 5.0;         // no datagram from the server for this long: disconnected
+    uint64_t salt = 0;              // 0: pick one from the clock
+};
+
+struct ReceivedCharacterState {
+    uint16_t id;
+    uint32_t tick;
+    const QCharacter* state;  // owned by the session's decoder history
+    bool full;
+};
+
+struct ClientSessionStats {
+    uint64_t datagrams_in = 0, bytes_in = 0, datagrams_out = 0, bytes_out = 0;
+    uint64_t malformed = 0, snapshot_errors = 0, unexpected = 0;
+    uint64_t snapshot_datagrams = 0, characters_decoded = 0;
+    uint64_t snapshots_received = 0;  // distinct ticks with at least one character
+    uint64_t snapshots_lost = 0;      // snapshot ticks skipped between received ones
+};
+
+class ClientSession {
+public:
+    enum class State { Idle, Connecting, Challenged, Connected, Disconnected };
+
+    explicit ClientSession(ClientSessionConfig cfg = {});
+    // Starts (or restarts) the handshake at time now_s.
+    void connect(double now_s);
+    void disconnect(double now_s, const std::string& reason = "client closed");
+    // Feed one datagram from the server.
+    void on_datagram(std::span<const uint8_t> bytes, double now_s);
+    // Timers: resends, acks, pings, timeout.
+    void update(double now_s);
+    // Datagrams to send now (taken).
+    std::vector<std::vector<uint8_t>> take_outgoing();
+    // Character states decoded since the last call (taken).
+    std::vector<ReceivedCharacterState> take_received();
+    // Events received since the last call (taken).
+    std::vector<net::EventInfo> take_events();
+
+    State state() const { return state_; }
+    const char* state_name() const;
+    uint32_t client_id() const { return client_id_; }
+    float tick_hz() const { return tick_hz_; }
+    float snapshot_hz() const { return snapshot_hz_; }
+    bool skeletons_ready() const;
+    // Skeleton of a character (-1 unknown), and the skeleton's data.
+    int skeleton_of(uint16_t character) const;
+    const net::ReceivedSkeleton* skeleton(uint16_t id) const;
+    const SkeletonPrecision* precision(uint16_t skeleton) const;
+    std::vector<uint16_t> characters() const;
+    // Round trip (ms, smoothed), and the server clock estimate: server_time_us ~ offset + local us.
+    double rtt_ms() const { return rtt_ms_; }
+    // Estimated server tick at local time now_s (fractional), from pongs and snapshot ticks.
+    double server_tick_at(double now_s) const;
+    double clock_offset_s() const { return clock_offset_s_; }
+    const ClientSessionStats& stats() const { return stats_; }
+    const SnapshotDecoder& decoder() const { return decoder_; }
+
+private:
+    void send(const std::function<std::vector<uint8_t>(const net::PacketHeader&)>& build);
+    void send_ack();
+
+    ClientSessionConfig cfg_;
+    State state_ = State::Idle;
+    uint64_t salt_ = 0;
+    net::Cookie cookie_{};
+    double last_connect_send_ = -1e9, last_heard_ = 0, last_ack_ = -1e9, last_ping_ = -1e9, connect_started_ = 0;
+    uint16_t next_sequence_ = 0;
+    net::AckTracker received_;
+    std::vector<std::vector<uint8_t>> outgoing_;
+    uint32_t client_id_ = 0;
+    float tick_hz_ = 60.0f, snapshot_hz_ = 30.0f;
+    net::SkeletonAssembler assembler_;
+    std::map<uint16_t, net::ReceivedSkeleton> skeletons_;
+    std::map<uint16_t, SkeletonPrecision> precisions_;
+    std::map<uint16_t, uint16_t> character_skeleton_;
+    std::set<uint32_t> reliable_seen_;
+    std::vector<uint32_t> reliable_to_ack_;
+    SnapshotDecoder decoder_;
+    std::vector<ReceivedCharacterState> received_states_;
+    std::vector<net::EventInfo> events_;
+    uint32_t newest_tick_ = 0;
+    bool any_tick_ = false;
+    // Time sync.
+    uint32_t next_ping_id_ = 1;
+    double rtt_ms_ = 0;
+    double clock_offset_s_ = 0;  // server time (s) - local time (s)
+    bool clock_valid_ = false;
+    double tick_base_local_ = 0;  // local time at which the server was at tick_base_tick_
+    double tick_base_tick_ = 0;
+    bool tick_base_valid_ = false;
+    ClientSessionStats stats_;
+};
+
+}  // namespace ks

@@ -1,0 +1,156 @@
+// End to end over loopback: a real server and a real client session. Handshake, skeletons,
+// snapshots decoded and checked exactly against the server's recording, hostile datagrams while a
+// client is connected, a challenge replayed from another port, timeouts.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/record/recording.h"
+#include "tests/support/udp_harness.h"
+
+using namespace ks;
+using namespace ks::test;
+
+namespace {
+WorldConfig small_world() {
+    WorldConfig wc;
+    wc.characters = 3;
+    wc.seed = 5;
+    wc.controller.teleport_every_s = 1.0f;
+    wc.controller.reset_every_s = 1.7f;
+    return wc;
+}
+}  // namespace
+
+TEST(ServerE2E, ClientHandshakesReceivesAndDecodesExactlyWhatTheServerRecorded) {
+    const std::string path = testing::TempDir() + "/e2e.ksrec";
+    ServerHarness h(small_world(), {}, path);
+    UdpClient c(h.port());
+    c.session.connect(c.now());
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ClientSession::State::Connected && c.session.skeletons_ready(); }, 5.0))
+        << "state " << c.session.state_name();
+    // Receive for a while; remember what was decoded.
+    struct Got {
+        uint16_t id;
+        uint32_t tick;
+        QCharacter q;
+    };
+    std::vector<Got> got;
+    size_t events = 0;
+    c.run_until([&] {
+        for (const auto& r : c.session.take_received()) got.push_back({r.id, r.tick, *r.state});
+        events += c.session.take_events().size();
+        return got.size() > 3 * 90;  // ~3 s at 30 Hz x 3 characters
+    }, 10.0);
+    h.stop();
+    ASSERT_GT(got.size(), 200u);
+    EXPECT_GT(events, 2u) << "teleport/reset events delivered";
+    EXPECT_GT(c.session.rtt_ms(), 0.0);
+    // Against the recording file.
+    const RecordingReadResult rec = read_recording(path);
+    ASSERT_FALSE(rec.truncated);
+    std::map<uint32_t, const RecordedFrame*> by_tick;
+    for (const RecordedFrame& f : rec.frames) by_tick[f.tick] = &f;
+    const SkeletonPrecision prec = plan_precision(rec.header.skeletons[0], rec.header.metres_per_unit[0]);
+    size_t compared = 0, full = 0;
+    for (const Got& g : got) {
+        ASSERT_TRUE(by_tick.count(g.tick)) << "tick " << g.tick << " recorded";
+        const RecordedCharacter& rc = by_tick[g.tick]->characters[g.id];
+        const QCharacter expect = quantize_character(rc.pose, rec.header.skeletons[0], prec, rc.epoch);
+        ASSERT_EQ(g.q, expect) << "character " << g.id << " tick " << g.tick;
+        ++compared;
+    }
+    (void)full;
+    EXPECT_EQ(compared, got.size());
+    EXPECT_EQ(c.session.stats().snapshot_errors, 0u);
+    EXPECT_EQ(c.session.stats().malformed, 0u);
+}
+
+TEST(ServerE2E, HostileDatagramsAreCountedAndDroppedWhileClientsKeepReceiving) {
+    ServerHarness h(small_world(), {});
+    UdpClient c(h.port());
+    c.session.connect(c.now());
+    ASSERT_TRUE(c.run_until([&] { return c.session.skeletons_ready(); }, 5.0));
+    c.session.take_received();
+    // A burst of junk from another socket: random bytes, truncated and bit-flipped real packets.
+    asio::io_context io;
+    asio::ip::udp::socket attacker(io, asio::ip::udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    const asio::ip::udp::endpoint target(asio::ip::make_address("127.0.0.1"), h.port());
+    std::mt19937 rng(3);
+    const std::vector<uint8_t> real = net::build_ping({1, 0, 0}, 123, 4);
+    const int kJunk = 3000;
+    for (int i = 0; i < kJunk; ++i) {
+        std::vector<uint8_t> d;
+        switch (i % 3) {
+            case 0: d.resize(1 + rng() % 1400); for (auto& b : d) b = uint8_t(rng()); break;
+            case 1: d.assign(real.begin(), real.begin() + std::ptrdiff_t(rng() % real.size())); break;
+            default: d = real; d[rng() % d.size()] ^= uint8_t(1u << (rng() % 8)); break;
+        }
+        attacker.send_to(asio::buffer(d), target);
+        if (i % 50 == 0) {  // paced, so the server's socket buffer is not what drops them
+            c.pump();
+            std::this_thread::sleep_for(std::chrono::milliseconds(3));
+        }
+    }
+    // The connected client keeps receiving snapshots.
+    size_t after = 0;
+    c.run_until([&] {
+        after += c.session.take_received().size();
+        return after > 60;
+    }, 5.0);
+    EXPECT_GT(after, 60u);
+    h.stop();
+    const net::ServerStats& st = h.server->stats();
+    EXPECT_GT(st.malformed + st.unexpected, uint64_t(kJunk) * 9 / 10) << "junk counted (a few may be lost by the socket)";
+    EXPECT_EQ(c.session.state(), ClientSession::State::Connected);
+}
+
+TEST(ServerE2E, ReplayedChallengeResponseFromAnotherPortIsRefused) {
+    ServerHarness h(small_world(), {});
+    UdpClient c(h.port());
+    std::vector<std::vector<uint8_t>> sent;
+    c.session.connect(c.now());
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ClientSession::State::Connected; }, 5.0, &sent));
+    std::vector<uint8_t> response;
+    for (const auto& d : sent) {
+        const auto p = net::decode_packet(d);
+        if (p && p->type == net::MessageType::ChallengeResponse) response = d;
+    }
+    ASSERT_FALSE(response.empty());
+    // Replay it from another socket (another port).
+    UdpClient thief(h.port());
+    for (int i = 0; i < 5; ++i) thief.send_raw(response);
+    bool got_reply = false;
+    thief.run_until([&] { return thief.session.stats().datagrams_in > 0 && (got_reply = true); }, 0.5);
+    h.stop();
+    EXPECT_FALSE(got_reply) << "the thief gets nothing back";
+    EXPECT_GE(h.server->stats().refused, 5u);
+    EXPECT_EQ(h.server->stats().connects, 1u);
+}
+
+TEST(ServerE2E, SilentClientsTimeOutAndUnauthenticatedRepliesAreSmall) {
+    net::ServerConfig sc;
+    sc.timeout_s = 0.5;
+    ServerHarness h(small_world(), sc);
+    UdpClient c(h.port());
+    c.session.connect(c.now());
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ClientSession::State::Connected; }, 5.0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));  // say nothing
+    // A connect request gets a challenge no larger than itself.
+    const std::vector<uint8_t> req = net::build_connect_request({0, 0, 0}, 99);
+    UdpClient probe(h.port());
+    probe.send_raw(req);
+    std::array<uint8_t, 2048> buf;
+    size_t reply = 0;
+    for (int i = 0; i < 200 && reply == 0; ++i) {
+        asio::ip::udp::endpoint from;
+        asio::error_code ec;
+        reply = probe.socket.receive_from(asio::buffer(buf), from, 0, ec);
+        if (ec) reply = 0;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    h.stop();
+    EXPECT_GT(reply, 0u);
+    EXPECT_LE(reply, req.size());
+    EXPECT_GE(h.server->stats().timeouts, 1u);
+}

@@ -1,0 +1,213 @@
+// The server's simulation: determinism, velocities straight out of the animation system (checked
+// against finite differences of the following ticks, including the first tick after a teleport or
+// a reset), epochs and events, the clip library's leading-frame rule and its errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+
+#include "common/anim/ops_fk.h"
+#include "server/sim/world.h"
+#include "tests/support/clips.h"
+#include "tests/support/fd.h"
+
+using namespace ks;
+using namespace ks::test;
+
+namespace {
+
+Pose global_of(const World& w, int c) {
+    const Character& ch = w.characters()[size_t(c)];
+    Pose g(ch.pose().size());
+    op_fk(g, ch.pose(), w.library().skeletons[size_t(ch.skeleton())].parents);
+    return g;
+}
+
+// Forward three-point difference of global positions from ticks t, t+1, t+2 (O(dt^2)).
+std::vector<vec3> forward_velocity(const Pose& p0, const Pose& p1, const Pose& p2, double dt) {
+    std::vector<vec3> v;
+    for (size_t j = 0; j < p0.pos.size(); ++j) v.push_back((-3.0f * p0.pos[j] + 4.0f * p1.pos[j] - p2.pos[j]) / float(2.0 * dt));
+    return v;
+}
+
+// Largest relative velocity error over joints (floor: 5 cm/s in clip units).
+double worst_velocity_error(const Pose& g, const std::vector<vec3>& fd, float floor) {
+    double w = 0;
+    for (size_t j = 0; j < fd.size(); ++j) w = std::max(w, double(length(g.vel[j] - fd[j]) / (length(fd[j]) + floor)));
+    return w;
+}
+
+}  // namespace
+
+TEST(ServerSim, SameSeedSameMotionTickForTick) {
+    const ClipLibrary lib = builtin_clip_library();
+    WorldConfig cfg;
+    cfg.characters = 4;
+    cfg.seed = 42;
+    cfg.controller.teleport_every_s = 2.0f;
+    cfg.controller.reset_every_s = 3.0f;
+    World a(lib, cfg), b(lib, cfg);
+    for (int i = 0; i < 600; ++i) {
+        a.step();
+        b.step();
+        for (int c = 0; c < 4; ++c) {
+            ASSERT_EQ(std::memcmp(a.characters()[size_t(c)].pose().pos.data(), b.characters()[size_t(c)].pose().pos.data(),
+                                  sizeof(vec3) * a.characters()[size_t(c)].pose().pos.size()), 0);
+            ASSERT_EQ(a.characters()[size_t(c)].epoch(), b.characters()[size_t(c)].epoch());
+        }
+    }
+    cfg.seed = 43;
+    World d(lib, cfg);
+    for (int i = 0; i < 60; ++i) d.step();
+    for (int i = 0; i < 60; ++i) a.step();
+    EXPECT_NE(a.characters()[0].pose().pos[0].x, d.characters()[0].pose().pos[0].x) << "another seed, other choices";
+}
+
+TEST(ServerSim, VelocitiesMatchTheFollowingTicksIncludingRightAfterTeleportsAndResets) {
+    // A fine tick (240 Hz) so the three-point forward difference of the next two ticks is a sharp
+    // reference (truncation ~dt^2 |x'''| / 3, under 1 mm/s here) while float world positions tens of
+    // metres from the origin (after teleports) still difference to well under 1 cm/s of rounding.
+    // Tolerance: 15 % of the speed plus 10 cm/s. The reference itself is off by a few percent
+    // where it straddles a point where the motion is C1 but not C2 (60 Hz clip frames under cubic
+    // interpolation, the end of a blend): measured worst ~15 %. A velocity missing the teleport's
+    // rotation, zeroed, or differenced across the jump would be off by 100 % or more.
+    const ClipLibrary lib = builtin_clip_library();
+    WorldConfig cfg;
+    cfg.characters = 3;
+    cfg.tick_hz = 240.0f;
+    cfg.seed = 7;
+    cfg.controller.teleport_every_s = 0.6f;
+    cfg.controller.reset_every_s = 0.9f;
+    cfg.controller.switch_min_s = 0.4f;
+    cfg.controller.switch_max_s = 0.8f;
+    World w(lib, cfg);
+    struct Tick {
+        std::vector<Pose> global;
+        std::vector<bool> event;
+        std::vector<int> switches;
+    };
+    auto take = [&] {
+        Tick t;
+        for (int c = 0; c < 3; ++c) {
+            t.global.push_back(global_of(w, c));
+            t.event.push_back(!w.characters()[size_t(c)].events().empty());
+            t.switches.push_back(w.characters()[size_t(c)].switches());
+        }
+        return t;
+    };
+    std::deque<Tick> ring;
+    int checked = 0, checked_after_events = 0;
+    double worst = 0, worst_after_event = 0;
+    for (int i = 0; i < 2400; ++i) {
+        w.step();
+        ring.push_back(take());
+        if (ring.size() < 3) continue;
+        if (ring.size() > 3) ring.pop_front();
+        for (int c = 0; c < 3; ++c) {
+            if (ring[1].event[size_t(c)] || ring[2].event[size_t(c)]) continue;  // a jump inside the reference
+            // A blend starting inside the reference: its weight's second derivative jumps there
+            // (C1, not C2), which a difference across it would read as a velocity error.
+            if (ring[2].switches[size_t(c)] != ring[0].switches[size_t(c)]) continue;
+            const std::vector<vec3> fd = forward_velocity(ring[0].global[size_t(c)], ring[1].global[size_t(c)], ring[2].global[size_t(c)], 1.0 / 240.0);
+            const double e = worst_velocity_error(ring[0].global[size_t(c)], fd, 0.1f);
+            if (e > 0.1 && std::getenv("KS_DEBUG_VEL"))
+                std::printf("tick %u char %d err %.3f event %d clip %d\n", w.tick() - 2, c, e, int(ring[0].event[size_t(c)]), w.characters()[size_t(c)].clip());
+            ++checked;
+            worst = std::max(worst, e);
+            if (ring[0].event[size_t(c)]) {
+                ++checked_after_events;
+                worst_after_event = std::max(worst_after_event, e);
+            }
+        }
+    }
+    EXPECT_GT(checked_after_events, 10) << "teleports and resets happened and were checked";
+    EXPECT_LT(worst_after_event, 0.15) << "velocities on the first tick after a teleport or reset";
+    EXPECT_LT(worst, 0.2);
+    record_figure("server velocity vs next-ticks FD, worst rel (240 Hz ticks)", worst);
+    record_figure("server velocity vs next-ticks FD right after teleport/reset, worst rel", worst_after_event);
+}
+
+TEST(ServerSim, TeleportsAndResetsBumpTheEpochAndRaiseEvents) {
+    const ClipLibrary lib = builtin_clip_library();
+    WorldConfig cfg;
+    cfg.characters = 2;
+    cfg.controller.teleport_every_s = 1.0f;
+    cfg.controller.reset_every_s = 1.5f;
+    World w(lib, cfg);
+    int teleports = 0, resets = 0;
+    uint16_t last_epoch = 0;
+    vec3 last_root = w.characters()[0].pose().pos[0];
+    for (int i = 0; i < 60 * 10; ++i) {
+        w.step();
+        const Character& c = w.characters()[0];
+        for (const CharacterEvent& e : c.events()) {
+            EXPECT_EQ(e.tick, w.tick());
+            if (e.kind == CharacterEvent::Kind::Teleport) {
+                ++teleports;
+                EXPECT_GT(length(c.pose().pos[0] - last_root), 2.0f) << "a teleport moves the root far";
+            } else {
+                ++resets;
+            }
+        }
+        EXPECT_EQ(c.epoch() - last_epoch, int(c.events().size()));
+        if (!c.events().empty()) {
+            EXPECT_EQ(c.events().back().epoch, c.epoch());
+        }
+        last_epoch = c.epoch();
+        last_root = c.pose().pos[0];
+    }
+    EXPECT_GE(teleports, 6);
+    EXPECT_GE(resets, 4);
+}
+
+TEST(ServerSim, CharactersTravelWithoutJumpsAndStayFinite) {
+    const ClipLibrary lib = builtin_clip_library();
+    WorldConfig cfg;
+    cfg.characters = 4;
+    World w(lib, cfg);
+    float max_step = 0;
+    vec3 prev = w.characters()[1].pose().pos[0];
+    for (int i = 0; i < 1200; ++i) {
+        w.step();
+        const vec3 p = w.characters()[1].pose().pos[0];
+        max_step = std::max(max_step, length(p - prev));
+        prev = p;
+    }
+    EXPECT_LT(max_step, 0.12f) << "no jumps at loop wraps or clip switches (no teleports configured)";
+    for (const Character& c : w.characters())
+        for (size_t j = 0; j < size_t(c.pose().size()); ++j) ASSERT_TRUE(isfinite(c.pose().pos[j]) && isfinite(c.pose().ang[j]));
+}
+
+TEST(ServerSim, LeadingReferenceFramesAreDroppedByTheRule) {
+    KS_REQUIRE_MOCAP();
+    const ClipLibrary lib = load_clip_library({mocap_path("cmu_35_24_run_jog.bvh"), mocap_path("cmu_02_01_walk.bvh"),
+                                               mocap_path("cmu_05_11_dance_pirouette_daz.bvh")});
+    ASSERT_EQ(lib.clips.size(), 3u);
+    EXPECT_TRUE(lib.clips[0].dropped_first_frame) << "35_24 starts with the converter's T-pose";
+    EXPECT_FALSE(lib.clips[1].dropped_first_frame) << "02_01 has no reference frame";
+    EXPECT_TRUE(lib.clips[2].dropped_first_frame) << "05_11 starts with a rest frame";
+    ClipLoadOptions keep;
+    keep.keep_first_frame = true;
+    EXPECT_FALSE(load_clip_library({mocap_path("cmu_35_24_run_jog.bvh")}, keep).clips[0].dropped_first_frame);
+}
+
+TEST(ServerSim, ClipLoadingErrorsNameThePath) {
+    try {
+        load_clip_library({"/nonexistent/clip.bvh"});
+        FAIL();
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/clip.bvh"), std::string::npos);
+    }
+    const std::string bad = testing::TempDir() + "/bad.bvh";
+    FILE* f = std::fopen(bad.c_str(), "w");
+    std::fputs("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0\n", f);
+    std::fclose(f);
+    try {
+        load_clip_library({bad});
+        FAIL();
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("bad.bvh:"), std::string::npos) << e.what();
+    }
+}
