@@ -259,3 +259,42 @@ TEST(Codec, SharedClipFiguresAt30HzWithOnePercentLoss) {
     record_figure("codec bits/joint delta (rotation+angular velocity+flags), mean over shared clips", sum_rotang / n);
     EXPECT_LT(sum_rotang / n, 20.0) << "average rotation + angular velocity bits per joint over the shared clips";
 }
+
+TEST(Codec, SnapshotDecoderSurvivesArbitraryPayloads) {
+    // Random and mutated payloads through the receiver's full framing: every one is either decoded
+    // or a counted error; nothing else happens (this also runs under ASan/UBSan).
+    const Clip walk = builtin_clip("walk");
+    const SkeletonPrecision prec = plan_precision(walk.skeleton, 1.0f);
+    const PrecisionLookup lookup = [&](uint16_t s) { return s == 0 ? &prec : nullptr; };
+    SnapshotHistory h;
+    SnapshotBuilder b;
+    std::vector<std::vector<uint8_t>> valid;
+    for (uint32_t tick = 2; tick < 40; tick += 2) {
+        std::vector<CharacterSnapshot> now{{0, 0, quantize_character(sample(walk, tick / 60.0), walk.skeleton, prec, 0)},
+                                           {1, 0, quantize_character(sample(walk, tick / 60.0 + 0.5), walk.skeleton, prec, 0)}};
+        h.add(tick, now);
+        for (const auto& p : b.build(tick, now, h, lookup)) {
+            valid.push_back(p.data);
+            b.on_delivered(tick, p.characters);
+        }
+    }
+    std::mt19937 rng(11);
+    std::map<SnapshotError, int> outcomes;
+    SnapshotDecoder dec(60.0f);
+    std::vector<DecodedCharacter> out;
+    for (int i = 0; i < 20000; ++i) {
+        std::vector<uint8_t> m = valid[rng() % valid.size()];
+        switch (i % 4) {
+            case 0: m[rng() % m.size()] ^= uint8_t(1u << (rng() % 8)); break;
+            case 1: m.resize(rng() % m.size()); break;
+            case 2: m.insert(m.begin() + std::ptrdiff_t(rng() % m.size()), uint8_t(rng())); break;
+            default: m.resize(rng() % 64); for (auto& x : m) x = uint8_t(rng());
+        }
+        outcomes[dec.decode(uint32_t(2 + 2 * (rng() % 20)), m, [](uint16_t id) { return id < 2 ? 0 : -1; }, lookup, out)]++;
+    }
+    int total = 0;
+    for (const auto& [e, n] : outcomes) total += n;
+    EXPECT_EQ(total, 20000);
+    EXPECT_GT(outcomes[SnapshotError::BadFormat] + outcomes[SnapshotError::Truncated] + outcomes[SnapshotError::BadPayload] +
+                  outcomes[SnapshotError::UnknownCharacter] + outcomes[SnapshotError::MissingBaseline], 1000);
+}
