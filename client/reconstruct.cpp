@@ -1,0 +1,187 @@
+#include "client/reconstruct.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/anim/ops_blend.h"
+#include "common/anim/ops_dead_blend.h"
+#include "common/math/derivatives.h"
+
+namespace ks {
+
+const char* strategy_name(Strategy s) {
+    switch (s) {
+        case Strategy::Snap: return "snap";
+        case Strategy::Interp: return "interp";
+        case Strategy::Hermite: return "hermite";
+        case Strategy::Extrap: return "extrap";
+        case Strategy::DeadBlend: return "deadblend";
+        case Strategy::DeadBlendSod: return "deadblend+sod";
+    }
+    return "?";
+}
+
+bool strategy_from_name(const std::string& name, Strategy& out) {
+    for (Strategy s : all_strategies())
+        if (name == strategy_name(s)) return out = s, true;
+    return false;
+}
+
+const std::vector<Strategy>& all_strategies() {
+    static const std::vector<Strategy> all = {Strategy::Snap, Strategy::Interp, Strategy::Hermite,
+                                              Strategy::Extrap, Strategy::DeadBlend, Strategy::DeadBlendSod};
+    return all;
+}
+
+CharacterReconstructor::CharacterReconstructor(const Skeleton& skeleton, const ReconstructConfig& cfg)
+    : skeleton_(skeleton), cfg_(cfg), root_pos_(cfg.root_sod, vec3{}, cfg.root_sod_mode),
+      root_rot_(cfg.root_sod, quat{}, cfg.root_sod_mode) {
+    const int n = skeleton.size();
+    out_.resize(n);
+    target_.resize(n);
+    transition_.resize(n);
+    scratch_.resize(n);
+    dirs_.assign(size_t(n), quat{});
+    for (int j = 0; j < n; ++j) out_.pos[size_t(j)] = skeleton.offsets[size_t(j)];
+}
+
+double CharacterReconstructor::display_delay() const {
+    return cfg_.strategy == Strategy::Interp || cfg_.strategy == Strategy::Hermite ? cfg_.interp_delay_s : 0.0;
+}
+
+void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t epoch) {
+    auto it = std::lower_bound(snaps_.begin(), snaps_.end(), t, [](const Snap& s, double v) { return s.t < v; });
+    if (it != snaps_.end() && it->t == t) return;  // a duplicate
+    snaps_.insert(it, Snap{t, epoch, pose});
+    // Keep about a second of history (the interpolating strategies look back 100 ms).
+    while (snaps_.size() > 2 && snaps_.back().t - snaps_.front().t > 1.0) snaps_.pop_front();
+}
+
+void CharacterReconstructor::extrapolate(Pose& out, const Snap& s, double now) {
+    const double te = std::max(now - s.t, -0.05);  // a little backwards if the clock estimate runs ahead
+    op_extrapolate_decayed(out, s.pose, float(std::min(te, cfg_.extrap_cap_s)), 1e9f);
+    if (te > cfg_.extrap_cap_s) {
+        // Past the cap: the velocities decay, so long loss ends in a gentle stop.
+        scratch_ = out;
+        op_extrapolate_decayed(out, scratch_, float(te - cfg_.extrap_cap_s), cfg_.extrap_decay_halflife_s);
+    }
+}
+
+void CharacterReconstructor::interpolate(Pose& out, double when, bool hermite) {
+    // The snapshots around `when` (same epoch); hold the nearest one outside.
+    size_t b = 0;
+    while (b < snaps_.size() && snaps_[b].t <= when) ++b;
+    if (b == 0) {
+        out = snaps_.front().pose;
+        return;
+    }
+    if (b == snaps_.size() || snaps_[b - 1].epoch != snaps_[b].epoch) {
+        out = snaps_[b - 1].pose;  // never across an epoch: hold until the new one's time comes
+        return;
+    }
+    const Snap& s0 = snaps_[b - 1];
+    const Snap& s1 = snaps_[b];
+    const double span = s1.t - s0.t;
+    const float x = float((when - s0.t) / span), inv = float(1.0 / span);
+    if (!hermite) {
+        // Linear: the displayed motion moves at (s1 - s0) / span; the snapshots are still points.
+        Pose& a = target_;
+        Pose& c = transition_;
+        a = s0.pose;
+        c = s1.pose;
+        for (size_t j = 0; j < a.pos.size(); ++j) a.vel[j] = a.ang[j] = a.svl[j] = c.vel[j] = c.ang[j] = c.svl[j] = vec3{};
+        op_blend(out, a, c, x, inv);
+        return;
+    }
+    // Cubic Hermite with the snapshots' velocities (rotations in s0's rotation-vector space, the
+    // end tangent through the inverse left Jacobian, as op_sample_cubic does).
+    const float x2 = x * x, x3 = x2 * x;
+    const float h00 = 2 * x3 - 3 * x2 + 1, h10 = x3 - 2 * x2 + x, h01 = -2 * x3 + 3 * x2, h11 = x3 - x2;
+    const float d00 = 6 * x2 - 6 * x, d10 = 3 * x2 - 4 * x + 1, d01 = -6 * x2 + 6 * x, d11 = 3 * x2 - 2 * x;
+    const float dt = float(span);
+    for (size_t j = 0; j < s0.pose.pos.size(); ++j) {
+        const vec3 p0 = s0.pose.pos[j], p1 = s1.pose.pos[j], m0 = s0.pose.vel[j] * dt, m1 = s1.pose.vel[j] * dt;
+        out.pos[j] = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1;
+        out.vel[j] = (d00 * p0 + d10 * m0 + d01 * p1 + d11 * m1) * inv;
+        const quat r0 = s0.pose.rot[j];
+        const vec3 u = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(s1.pose.rot[j], r0)));
+        const vec3 w0 = s0.pose.ang[j] * dt, w1 = so3_left_jacobian_inv_mul(u, s1.pose.ang[j] * dt);
+        const vec3 phi = h10 * w0 + h01 * u + h11 * w1, dphi = d10 * w0 + d01 * u + d11 * w1;
+        out.rot[j] = quat_mul(quat_from_scaled_angle_axis(phi), r0);
+        out.ang[j] = so3_left_jacobian_mul(phi, dphi) * inv;
+        const vec3 l0 = log(s0.pose.scl[j]), l1 = log(s1.pose.scl[j]), n0 = s0.pose.svl[j] * dt, n1 = s1.pose.svl[j] * dt;
+        out.scl[j] = exp(h00 * l0 + h10 * n0 + h01 * l1 + h11 * n1);
+        out.svl[j] = (d00 * l0 + d10 * n0 + d01 * l1 + d11 * n1) * inv;
+    }
+}
+
+const Pose& CharacterReconstructor::render(double now, double dt) {
+    if (snaps_.empty()) return out_;
+    const Snap& newest = snaps_.back();
+    const bool fresh = newest.t > newest_seen_t_;
+    newest_seen_t_ = std::max(newest_seen_t_, newest.t);
+    const bool new_epoch = have_display_ && newest.epoch != shown_epoch_;
+
+    switch (cfg_.strategy) {
+        case Strategy::Snap:
+            out_ = newest.pose;
+            break;
+        case Strategy::Interp:
+        case Strategy::Hermite:
+            interpolate(out_, now - cfg_.interp_delay_s, cfg_.strategy == Strategy::Hermite);
+            break;
+        case Strategy::Extrap:
+            extrapolate(out_, newest, now);
+            break;
+        case Strategy::DeadBlend:
+        case Strategy::DeadBlendSod:
+            extrapolate(target_, newest, now);
+            if (!have_display_ || new_epoch) {
+                out_ = target_;  // a teleport or reset: nothing blends across it
+                blending_ = false;
+            } else {
+                if (fresh) {
+                    // The shown pose is one render frame old: the blend clock starts at 0 and the dt
+                    // added below covers it.
+                    op_dead_blending_transition(transition_, dirs_, out_);
+                    blend_clock_ = 0.0;
+                    blending_ = true;
+                }
+                if (blending_) {
+                    blend_clock_ += dt;
+                    if (blend_clock_ >= cfg_.deadblend_blend_s) blending_ = false;
+                }
+                if (blending_) {
+                    op_dead_blending(out_, scratch_, dirs_, transition_, target_, cfg_.deadblend_halflife_s, float(blend_clock_),
+                                     cfg_.deadblend_blend_s);
+                } else {
+                    out_ = target_;
+                }
+            }
+            break;
+    }
+    if (cfg_.strategy == Strategy::DeadBlendSod) {
+        // Second-order dynamics on the root, reset (with the velocity) at teleports and resets.
+        if (!sod_ready_ || new_epoch) {
+            root_pos_.reset(out_.pos[0], out_.vel[0]);
+            root_rot_.reset(out_.rot[0], out_.ang[0]);
+            sod_ready_ = true;
+        } else if (dt > 0.0) {
+            out_.pos[0] = root_pos_.update(float(dt), out_.pos[0], out_.vel[0]);
+            out_.vel[0] = root_pos_.yd;
+            out_.rot[0] = root_rot_.update(float(dt), out_.rot[0], out_.ang[0]);
+            out_.ang[0] = root_rot_.yd;
+        }
+    }
+    // The epoch now shown (interp/hermite show an epoch once the render time reaches it).
+    if (cfg_.strategy == Strategy::Interp || cfg_.strategy == Strategy::Hermite) {
+        for (const Snap& s : snaps_)
+            if (s.t <= now - cfg_.interp_delay_s) shown_epoch_ = s.epoch;
+    } else {
+        shown_epoch_ = newest.epoch;
+    }
+    have_display_ = true;
+    return out_;
+}
+
+}  // namespace ks
