@@ -41,6 +41,7 @@ CharacterReconstructor::CharacterReconstructor(const Skeleton& skeleton, const R
     target_.resize(n);
     transition_.resize(n);
     scratch_.resize(n);
+    motion_.resize(n);
     dirs_.assign(size_t(n), quat{});
     for (int j = 0; j < n; ++j) out_.pos[size_t(j)] = skeleton.offsets[size_t(j)];
 }
@@ -139,11 +140,19 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
             if (!have_display_ || new_epoch) {
                 out_ = target_;  // a teleport or reset: nothing blends across it
                 blending_ = false;
+                motion_valid_ = false;
             } else {
                 if (fresh) {
                     // The shown pose is one render frame old: the blend clock starts at 0 and the dt
-                    // added below covers it.
+                    // added below covers it. It is extrapolated with the motion's velocities, not with
+                    // the previous blend's correction speed (its weight's rate x the gap): blends chain
+                    // every snapshot, and carrying that speed on would overshoot and ring.
                     op_dead_blending_transition(transition_, dirs_, out_);
+                    if (motion_valid_) {
+                        transition_.vel = motion_.vel;
+                        transition_.ang = motion_.ang;
+                        transition_.svl = motion_.svl;
+                    }
                     blend_clock_ = 0.0;
                     blending_ = true;
                 }
@@ -152,11 +161,19 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
                     if (blend_clock_ >= cfg_.deadblend_blend_s) blending_ = false;
                 }
                 if (blending_) {
+                    motion_dirs_ = dirs_;
                     op_dead_blending(out_, scratch_, dirs_, transition_, target_, cfg_.deadblend_halflife_s, float(blend_clock_),
                                      cfg_.deadblend_blend_s);
+                    // The same blend with a still weight: the velocities of the motion being shown.
+                    op_blend_via(motion_, scratch_, target_, motion_dirs_,
+                                 smoothstep_blend_alpha(float(blend_clock_), cfg_.deadblend_blend_s), 0.0f);
                 } else {
                     out_ = target_;
+                    motion_.vel = target_.vel;
+                    motion_.ang = target_.ang;
+                    motion_.svl = target_.svl;
                 }
+                motion_valid_ = true;
             }
             break;
     }

@@ -45,7 +45,9 @@ struct ReconstructConfig {
     // snapshot), so any decay compounds into lag: 5 s costs ~3 mm on steady motion and still
     // tames a fast joint's overshoot when snapshots stop.
     float deadblend_halflife_s = 5.0f;
-    float deadblend_blend_s = 0.2f;      // cross-fade into each newer snapshot's extrapolation
+    float deadblend_blend_s = 0.05f;     // cross-fade into each newer snapshot's extrapolation (blends restart at
+                                         // every snapshot: longer ones leave most of each correction
+                                         // undone when the next arrives, and lag)
     SodParams root_sod{3.0f, 1.0f, 2.0f};  // f (Hz), zeta, r: r = 2 with zeta = 1 tracks ramps without lag
     SodStability root_sod_mode = SodStability::PoleZero;
 };
@@ -76,8 +78,9 @@ private:
     const Skeleton& skeleton_;
     ReconstructConfig cfg_;
     std::deque<Snap> snaps_;  // by time, newest last
-    Pose out_, target_, transition_, scratch_;
-    std::vector<quat> dirs_;
+    Pose out_, target_, transition_, scratch_, motion_;  // motion_: velocities of the shown pose without the blend's own
+    std::vector<quat> dirs_, motion_dirs_;
+    bool motion_valid_ = false;
     double blend_clock_ = 0.0;
     bool blending_ = false;
     bool have_display_ = false;

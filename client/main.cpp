@@ -1,0 +1,153 @@
+// kinesync-client: N test clients ("bots") in one process against a server, each reconstructing
+// with a strategy, optionally through the network simulator; a stats line, a JSON report.
+#include <CLI/CLI.hpp>
+#include <asio.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "client/bot.h"
+
+using namespace ks;
+
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"kinesync-client: test clients that connect to a kinesync server, decode its snapshots and reconstruct\n"
+                 "the characters with a strategy, optionally through a simulated network (both directions)."};
+    std::string server = "127.0.0.1:40000", strategy = "deadblend+sod", report, profile;
+    int bots = 1;
+    double duration = 0, stats_every = 5;
+    uint64_t seed = 1;
+    NetProfile custom;
+    bool any_custom = false;
+    ReconstructConfig rc;
+    app.add_option("--server", server, "HOST:PORT of the server")->capture_default_str();
+    app.add_option("--bots", bots, "independent clients in this process")->capture_default_str()->check(CLI::Range(1, 1000));
+    app.add_option("--strategy", strategy, "snap, interp, hermite, extrap, deadblend, deadblend+sod")->capture_default_str()
+        ->check(CLI::IsMember({"snap", "interp", "hermite", "extrap", "deadblend", "deadblend+sod"}));
+    app.add_option("--duration", duration, "seconds to run (0: until SIGINT/SIGTERM)")->capture_default_str();
+    app.add_option("--report", report, "write a JSON report here at the end");
+    app.add_option("--profile", profile, "simulated network: lan, broadband, mobile, hostile (default: none)")
+        ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile"}));
+    auto flag_custom = [&](CLI::Option* o) { o->each([&](const std::string&) { any_custom = true; }); };
+    flag_custom(app.add_option("--latency", custom.latency_ms, "one-way delay, ms (overrides the profile's)"));
+    flag_custom(app.add_option("--jitter", custom.jitter_ms, "delay sd, ms"));
+    flag_custom(app.add_option("--loss", custom.loss, "loss rate 0..1"));
+    flag_custom(app.add_option("--burst", custom.burst_length, "mean burst length: losses come in Gilbert-Elliott bursts"));
+    flag_custom(app.add_option("--dup", custom.duplicate, "duplicate rate 0..1"));
+    app.add_option("--seed", seed, "seed of the network simulator")->capture_default_str();
+    app.add_option("--interp-delay", rc.interp_delay_s, "interp/hermite display delay, s")->capture_default_str();
+    app.add_option("--blend-time", rc.deadblend_blend_s, "deadblend cross-fade time, s")->capture_default_str();
+    app.add_option("--halflife", rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
+    app.add_option("--sod-f", rc.root_sod.f, "root second-order dynamics frequency, Hz")->capture_default_str();
+    app.add_option("--sod-zeta", rc.root_sod.zeta, "root second-order dynamics damping")->capture_default_str();
+    app.add_option("--sod-r", rc.root_sod.r, "root second-order dynamics initial response")->capture_default_str();
+    app.add_option("--stats-every", stats_every, "seconds between stats lines")->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+
+    BotConfig bc;
+    const size_t colon = server.rfind(':');
+    if (colon == std::string::npos) {
+        std::fprintf(stderr, "kinesync-client: --server must be HOST:PORT, got '%s'\n", server.c_str());
+        return 2;
+    }
+    bc.host = server.substr(0, colon);
+    bc.port = uint16_t(std::stoi(server.substr(colon + 1)));
+    strategy_from_name(strategy, rc.strategy);
+    bc.reconstruct = rc;
+    if (!profile.empty() || any_custom) {
+        NetProfile p = profile.empty() ? NetProfile{} : net_profile(profile);
+        // Parameters given one by one override the profile's.
+        for (const auto* name : {"--latency", "--jitter", "--loss", "--burst", "--dup"}) {
+            if (app.count(name) == 0) continue;
+            const std::string n = name;
+            if (n == "--latency") p.latency_ms = custom.latency_ms;
+            if (n == "--jitter") p.jitter_ms = custom.jitter_ms;
+            if (n == "--loss") p.loss = custom.loss;
+            if (n == "--burst") p.burst = true, p.burst_length = custom.burst_length;
+            if (n == "--dup") p.duplicate = custom.duplicate;
+        }
+        if (!profile.empty() || any_custom) p.name = profile.empty() ? "custom" : p.name;
+        try {
+            validate(p);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kinesync-client: %s\n", e.what());
+            return 2;
+        }
+        bc.profile = p;
+        std::printf("network: %s\n", describe(p).c_str());
+    }
+    asio::io_context io;
+    std::vector<std::unique_ptr<Bot>> all;
+    try {
+        for (int i = 0; i < bots; ++i) {
+            BotConfig b = bc;
+            b.seed = seed * 1000 + uint64_t(i);
+            all.push_back(std::make_unique<Bot>(io, b));
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kinesync-client: cannot reach %s: %s\n", server.c_str(), e.what());
+        return 1;
+    }
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto now = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    for (auto& b : all) b->start(now());
+    double next_stats = stats_every;
+    auto stats_line = [&](double t) {
+        uint64_t received = 0, lost = 0;
+        double bps = 0, rtt = 0;
+        int connected = 0;
+        for (auto& b : all) {
+            const BotReport r = b->report(t);
+            received += r.snapshots_received;
+            lost += r.snapshots_lost;
+            bps += r.bytes_per_s;
+            rtt += r.rtt_ms;
+            connected += b->session().state() == ClientSession::State::Connected;
+        }
+        std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost | %.1f kB/s per bot | rtt %.1f ms\n", t,
+                    int(all.size()), connected, (unsigned long long)received, (unsigned long long)lost,
+                    bps / double(all.size()) / 1000.0, rtt / double(all.size()));
+        std::fflush(stdout);
+    };
+    while (!g_stop && (duration <= 0 || now() < duration)) {
+        const double t = now();
+        for (auto& b : all) b->poll(t);
+        if (t >= next_stats) {
+            stats_line(t);
+            next_stats += stats_every;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    const double t = now();
+    stats_line(t);
+    if (!report.empty()) {
+        std::ofstream f(report);
+        if (!f) {
+            std::fprintf(stderr, "kinesync-client: %s: cannot write the report\n", report.c_str());
+            return 1;
+        }
+        f << "{\n  \"strategy\": \"" << strategy << "\",\n  \"duration_s\": " << t << ",\n  \"clients\": [\n";
+        for (size_t i = 0; i < all.size(); ++i) {
+            const BotReport r = all[i]->report(t);
+            char line[512];
+            std::snprintf(line, sizeof line,
+                          "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
+                          "\"time_sync_err_ms\": %.2f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, \"state\": \"%s\"}%s\n",
+                          (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost, r.bytes_per_s, r.rtt_ms,
+                          r.time_sync_err_ms, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects, r.state.c_str(),
+                          i + 1 < all.size() ? "," : "");
+            f << line;
+        }
+        f << "  ]\n}\n";
+    }
+    return 0;
+}

@@ -1,0 +1,52 @@
+#pragma once
+// kinesync-replay's engine (../shared/EVALUATION.md): re-streams a recording through the real path
+// -- quantization, the per-client SnapshotBuilder with baselines and priorities, real protocol
+// packets, a simulated network in both directions (snapshots down; acks and pings up), the
+// SnapshotDecoder, clock estimation from ping/pong, and every reconstruction strategy -- and
+// measures what the client shows against the recorded truth at 60 Hz render frames.
+//
+// One network run feeds all strategies (each gets the same snapshots at the same instants), so
+// they are compared on identical conditions. Skeletons are taken from the recording (the live
+// handshake and skeleton transfer are not replayed). The client's clock runs with an unknown
+// offset from the server's; it only learns server time through ping/pong, as a live client does.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "client/reconstruct.h"
+#include "common/metrics/fidelity.h"
+#include "common/netsim/netsim.h"
+#include "common/record/recording.h"
+
+namespace ks {
+
+struct ReplayConfig {
+    NetProfile profile;
+    float snapshot_hz = 30.0f;
+    double render_hz = 60.0;
+    uint64_t seed = 1;
+    std::vector<Strategy> strategies = all_strategies();
+    ReconstructConfig reconstruct;       // strategy field ignored (each strategy in `strategies` runs)
+    float bandwidth_bps = 256000.0f;
+    std::function<void(double fraction)> progress;  // called now and then with 0..1
+};
+
+struct ReplayStrategyResult {
+    Strategy strategy;
+    FidelityResult result;
+    std::vector<std::pair<double, double>> series;  // (time s, mean present error cm)
+};
+
+struct ReplayResult {
+    std::vector<ReplayStrategyResult> strategies;
+    std::vector<double> teleport_times_s;
+    double bytes_per_s = 0;       // per client, UDP payload + 28 B IP/UDP per datagram
+    double bits_per_joint = 0;    // coded character bits per joint per snapshot
+    double clock_error_ms = 0;    // mean |estimated - true| server time at render frames
+    uint64_t snapshot_datagrams = 0, datagrams_lost = 0;
+};
+
+ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg);
+
+}  // namespace ks
