@@ -48,7 +48,7 @@ struct ReconstructConfig {
     float deadblend_blend_s = 0.05f;     // cross-fade into each newer snapshot's extrapolation (blends restart at
                                          // every snapshot: longer ones leave most of each correction
                                          // undone when the next arrives, and lag)
-    SodParams root_sod{3.0f, 1.0f, 2.0f};  // f (Hz), zeta, r: r = 2 with zeta = 1 tracks ramps without lag
+    SodParams root_sod{6.0f, 1.0f, 2.0f};  // f (Hz), zeta, r: r = 2 with zeta = 1 tracks ramps without lag
     SodStability root_sod_mode = SodStability::PoleZero;
 };
 

@@ -34,11 +34,12 @@ struct ServerHarness {
     std::map<uint32_t, RecordedFrame> frames;  // every tick the server stepped
     std::unique_ptr<RecordingWriter> recorder;
 
-    ServerHarness(WorldConfig wc, net::ServerConfig sc, const std::string& record_path = {}) : lib(builtin_clip_library()) {
+    ServerHarness(WorldConfig wc, net::ServerConfig sc, const std::string& record_path = {}, uint16_t port = 0)
+        : lib(builtin_clip_library()) {
         quiet_server_logger();
         world = std::make_unique<World>(lib, wc);
         if (!record_path.empty()) recorder = std::make_unique<RecordingWriter>(record_path, make_recording_header(*world, sc.snapshot_hz, "test"));
-        sc.port = 0;
+        sc.port = port;
         sc.bind = "127.0.0.1";
         server = std::make_unique<net::Server>(io, *world, sc, [this](const World& w) {
             RecordedFrame f = capture_frame(w);
