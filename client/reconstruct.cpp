@@ -184,9 +184,12 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
             root_rot_.reset(out_.rot[0], out_.ang[0]);
             sod_ready_ = true;
         } else if (dt > 0.0) {
-            out_.pos[0] = root_pos_.update(float(dt), out_.pos[0], out_.vel[0]);
+            // The filter follows the newest snapshot's extrapolated root with its motion velocity
+            // (r feeds that velocity forward: with zeta = 1 and r = 2 a steady motion is tracked
+            // without lag) and smooths the jumps each new snapshot's correction brings.
+            out_.pos[0] = root_pos_.update(float(dt), target_.pos[0], target_.vel[0]);
             out_.vel[0] = root_pos_.yd;
-            out_.rot[0] = root_rot_.update(float(dt), out_.rot[0], out_.ang[0]);
+            out_.rot[0] = root_rot_.update(float(dt), target_.rot[0], target_.ang[0]);
             out_.ang[0] = root_rot_.yd;
         }
     }
