@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "common/io/text.h"
+
 namespace ks {
 
 namespace {
@@ -180,17 +182,6 @@ std::array<double, 3> euler_from_quat(quat qf, const char order[3], const std::a
 }
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (size_t k = 0; k < a.size(); ++k) {
-        char x = a[k], y = b[k];
-        if (x >= 'A' && x <= 'Z') x = char(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = char(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
 
 // Channel kinds as the importer numbers them: 0..2 = X/Y/Z position, 3..5 = X/Y/Z rotation.
 int channel_kind(std::string_view s) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "common/anim/ops_fk.h"
+#include "common/io/text.h"
 
 namespace ks {
 
@@ -35,28 +36,6 @@ std::string fmt(const char* f, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
-}
-
-std::string json_string(const std::string& s) {
-    std::string o = "\"";
-    for (const char c : s) {
-        switch (c) {
-            case '"': o += "\\\""; break;
-            case '\\': o += "\\\\"; break;
-            case '\n': o += "\\n"; break;
-            case '\r': o += "\\r"; break;
-            case '\t': o += "\\t"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    o += buf;
-                } else {
-                    o += c;
-                }
-        }
-    }
-    return o + "\"";
 }
 
 std::string json_number(double v) {

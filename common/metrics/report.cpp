@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "common/io/svg.h"
+#include "common/io/text.h"
 
 namespace ks {
 
@@ -23,30 +24,6 @@ std::string json_int(int64_t v) {
     char buf[32];
     const auto r = std::to_chars(buf, buf + sizeof buf, v);
     return std::string(buf, r.ptr);
-}
-
-std::string json_string(const std::string& s) {
-    std::string o = "\"";
-    for (const char ch : s) {
-        const unsigned char c = static_cast<unsigned char>(ch);
-        switch (c) {
-            case '"': o += "\\\""; break;
-            case '\\': o += "\\\\"; break;
-            case '\n': o += "\\n"; break;
-            case '\r': o += "\\r"; break;
-            case '\t': o += "\\t"; break;
-            default:
-                if (c < 0x20) {
-                    static const char* hex = "0123456789abcdef";
-                    o += "\\u00";
-                    o += hex[c >> 4];
-                    o += hex[c & 15];
-                } else {
-                    o += ch;
-                }
-        }
-    }
-    return o + "\"";
 }
 
 std::string fixed(double v, int decimals) {
