@@ -65,17 +65,27 @@ SodStep sod_plan_step(const SodCoeffs& c, SodStability mode, float T) {
     return {c.k1, c.k2, 1};
 }
 
+namespace {
+
+// The step plan both filters share. Guard only steps past T_crit: below it the pole-zero k2
+// differs from nominal by O((wT)^2) and the plain update is stable.
+template <typename D>
+SodStep begin_update(const SodCoeffs& c, SodStability mode, float T, float& k2_state, D& yd) {
+    const SodStep s = sod_plan_step(c, mode, T);
+    const float k2_state_now = k2_state > 0.0f ? k2_state : c.k2;
+    if (mode != SodStability::None && T > sod_critical_timestep(c)) yd = yd * sod_velocity_guard(k2_state_now, s.k2);
+    k2_state = T > sod_critical_timestep(c) ? s.k2 : c.k2;
+    return s;
+}
+
+}  // namespace
+
 template <typename V>
 V SecondOrder<V>::update(float T, V x, V xd) {
     if (T <= 0.0f) return y;
     const SodCoeffs c = sod_coefficients(params);
-    const SodStep s = sod_plan_step(c, mode, T);
+    const SodStep s = begin_update(c, mode, T, k2_state, yd);
     const float h = T / float(s.steps);
-    // Guard only steps past T_crit: below it the pole-zero k2 differs from nominal by O((wT)^2)
-    // and the plain update is stable.
-    const float k2_state_now = k2_state > 0.0f ? k2_state : c.k2;
-    if (mode != SodStability::None && T > sod_critical_timestep(c)) yd = yd * sod_velocity_guard(k2_state_now, s.k2);
-    k2_state = T > sod_critical_timestep(c) ? s.k2 : c.k2;
     for (int i = 1; i <= s.steps; ++i) {
         const V xi = xp + (x - xp) * (float(i) / float(s.steps));  // input interpolated over sub-steps
         y = y + yd * h;
@@ -91,13 +101,8 @@ template struct SecondOrder<vec3>;
 quat SecondOrderQuat::update(float T, quat x, vec3 xd) {
     if (T <= 0.0f) return y;
     const SodCoeffs c = sod_coefficients(params);
-    const SodStep s = sod_plan_step(c, mode, T);
+    const SodStep s = begin_update(c, mode, T, k2_state, yd);
     const float h = T / float(s.steps);
-    // Guard only steps past T_crit: below it the pole-zero k2 differs from nominal by O((wT)^2)
-    // and the plain update is stable.
-    const float k2_state_now = k2_state > 0.0f ? k2_state : c.k2;
-    if (mode != SodStability::None && T > sod_critical_timestep(c)) yd = yd * sod_velocity_guard(k2_state_now, s.k2);
-    k2_state = T > sod_critical_timestep(c) ? s.k2 : c.k2;
     for (int i = 1; i <= s.steps; ++i) {
         const quat xi = quat_slerp_shortest(xp, x, float(i) / float(s.steps));
         y = quat_normalize(quat_mul(quat_from_scaled_angle_axis(yd * h), y));
