@@ -195,6 +195,41 @@ TEST(Fidelity, LinearCrossingIsSmearAndSnappingIsNot) {
     }
 }
 
+TEST(Fidelity, ALateViewOfThePreTeleportPathIsNotSmear) {
+    // The character walks at 2.8 m/s away from the destination side, 60 degrees off the teleport
+    // line, and reaches a = 0 at T; b is 5 m along +x. The display is the truth 100 ms late and
+    // claims no delay, so on the frame of T it shows the root 28 cm before a: on the b side of a
+    // (u > 0), 24 cm from the line, more than 25 cm from a and b - "on the way" by the letter,
+    // but a place the character truly was a moment ago.
+    const double T = 30 / kHz;
+    const vec3 a0(0, 0, 0), b0(5, 0, 0), dir(-0.5f, 0.8660254f, 0);
+    auto root = [&](double t) { return t < T - 1e-9 ? a0 + dir * float(2.8 * (t - T)) : b0; };
+    FidelityAccumulator acc;
+    acc.add_teleport(0, {T, a0, b0});
+    for (int i = 0; i < 90; ++i) {
+        const double t = i / kHz;
+        Frame f;
+        f.truth = body(root(t), t);
+        f.delayed = f.truth;
+        f.shown = body(root(t - 0.1), t - 0.1);
+        feed(acc, 0, t, f);
+    }
+    EXPECT_EQ(acc.result().teleport_smear_frames, 0);
+    // The same display, had the character never been there (it stood at a), is a smear frame.
+    FidelityAccumulator still;
+    still.add_teleport(0, {T, a0, b0});
+    auto stand = [&](double t) { return t < T - 1e-9 ? a0 : b0; };
+    for (int i = 0; i < 90; ++i) {
+        const double t = i / kHz;
+        Frame f;
+        f.truth = body(stand(t), t);
+        f.delayed = f.truth;
+        f.shown = i == 30 ? body(root(t - 0.1), t - 0.1) : body(stand(t - 0.1), t - 0.1);
+        feed(still, 0, t, f);
+    }
+    EXPECT_EQ(still.result().teleport_smear_frames, 1);
+}
+
 TEST(Fidelity, ExponentialConvergenceSettlesWhenComputedByHand) {
     // Truth at b from T on; the display starts at a and converges: p = b + (a - b) exp(-(t - T) / 0.1),
     // |a - b| = 1 m. Within 5 cm when exp(-x / 0.1) <= 0.05, x >= 0.1 ln 20 = 0.29957 s.
@@ -269,7 +304,8 @@ TEST(Fidelity, DelayedDisplayHasNoShapeErrorAndSettlesInItsDelay) {
         EXPECT_NEAR(r.accel_rms_ratio, 1.0, 0.1);
         if (back_along_path) continue;
 
-        // The same display with the delay not reported would smear: the guard is the delayed truth.
+        // The same display with the delay not reported: no longer guarded by the delayed truth, but
+        // it shows where the character truly was in the second before T, so still no smear.
         FidelityAccumulator blind;
         blind.add_teleport(1, {T, root(T - 1 / kHz), root(T)});
         for (int i = 0; i < 150; ++i) {
@@ -280,9 +316,8 @@ TEST(Fidelity, DelayedDisplayHasNoShapeErrorAndSettlesInItsDelay) {
             f.shown = body(root(t - d), t - d);
             feed(blind, 1, t, f);
         }
-        // Frames T and T + 1/60 show 4.5 m/s * (100 ms - 1/60 s and 2/60 s) = 37.5 and 30 cm from
-        // the origin; then it jumps to the destination and runs off the path.
-        EXPECT_EQ(blind.result().teleport_smear_frames, 2);
+        // (Frames T and T + 1/60 show the root 37.5 and 30 cm from the origin, on the way.)
+        EXPECT_EQ(blind.result().teleport_smear_frames, 0);
     }
 }
 

@@ -179,6 +179,9 @@ void FidelityAccumulator::add_frame(int character, double t, std::span<const vec
     // Teleports reached by this frame: each closes the one before.
     while (c.next < c.teleports.size() && c.teleports[c.next].mark.time_s <= t + kTimeTol) {
         if (c.next > 0) close_teleport(c.teleports[c.next - 1]);
+        Teleport& reached = c.teleports[c.next];
+        for (const auto& [tr, r] : c.roots)
+            if (tr >= reached.mark.time_s - 1.0) reached.before.push_back(r);
         ++c.next;
     }
     Teleport* cur = c.next > 0 ? &c.teleports[c.next - 1] : nullptr;
@@ -207,8 +210,10 @@ void FidelityAccumulator::add_frame(int character, double t, std::span<const vec
             if (L2 > 0) {
                 const double u = dot(p - a, ab) / L2;
                 const double lateral = norm(p - (a + ab * u));
+                bool where_it_was = false;
+                for (const vec3& r : tp.before) where_it_was = where_it_was || dist(displayed_root, r) <= thr;
                 if (u > 0 && u < 1 && lateral <= thr && norm(p - a) > thr && norm(p - b) > thr && to_ref > thr &&
-                    dist(displayed_root, true_root) > thr)
+                    dist(displayed_root, true_root) > thr && !where_it_was)
                     ++smear_;
             }
         }

@@ -55,10 +55,12 @@
 //    "on the way": with a = origin, b = destination, its projection parameter
 //    u = (p - a).(b - a) / |b - a|^2 is strictly inside (0, 1), its distance to the segment line is
 //    <= smear_threshold_m (25 cm), it is more than smear_threshold_m from both a and b, and it is
-//    also more than smear_threshold_m from R(t) and from R(t - d) (so a display showing where the
-//    truth really was - e.g. a delayed character running away from its destination just before
-//    the teleport - is not a smear). Still as written, a display that lags more than 25 cm behind
-//    a character running back along the teleport's path, and so never arrives, counts.
+//    also more than smear_threshold_m from R(t), from R(t - d) and from every true root position
+//    of the second before T (so a display showing where the truth really was - a late snapshot of
+//    a character walking across the line just before the teleport, 26 cm past a - is not a
+//    smear; the letter of EVALUATION.md counted those). Still as written, a display that lags
+//    more than 25 cm behind a character running back along the teleport's path, and so never
+//    arrives, counts.
 //  - teleport_settle_ms: from T to the start of the first run of consecutive frames, all with
 //    t - d >= T and |displayed_root - R(t - d)| <= settle_radius_m (5 cm), spanning at least
 //    settle_hold_s (first to last frame time; 7 frames at 60 Hz for 100 ms). "The truth" is the
@@ -179,6 +181,7 @@ private:
         bool run = false;
         double run_start = 0;
         double settle_s = 0;
+        std::vector<vec3> before;  // the true root over the second before T
     };
     struct Character {
         int joints = -1;
