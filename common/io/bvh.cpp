@@ -37,15 +37,6 @@ std::string show(std::string_view tok) {
     return "'" + std::string(tok) + "'";
 }
 
-// Channel kinds: 0..2 = X/Y/Z position, 3..5 = X/Y/Z rotation; -1 = not a channel name.
-int channel_kind(std::string_view s) {
-    static constexpr std::string_view names[6] = {"Xposition", "Yposition", "Zposition",
-                                                  "Xrotation", "Yrotation", "Zrotation"};
-    for (int k = 0; k < 6; ++k)
-        if (iequals(s, names[k])) return k;
-    return -1;
-}
-
 // Words that structure the HIERARCHY section (never joint names or channel names).
 bool is_keyword(std::string_view s) {
     return s == "{" || s == "}" || iequals(s, "OFFSET") || iequals(s, "CHANNELS") || iequals(s, "JOINT") ||
@@ -236,7 +227,7 @@ private:
                               show(ct.text));
         for (long long i = 0; i < n; ++i) {
             const Token t = lex_.peek();
-            const int kind = t.eof() ? -1 : channel_kind(t.text);
+            const int kind = t.eof() ? -1 : bvh_channel_kind(t.text);
             if (kind < 0) {
                 if (t.eof() || is_keyword(t.text) || t.line != kw.line)
                     fail(kw.line, "CHANNELS of " + joint_label(j) + " declares " + std::to_string(n) +
@@ -250,7 +241,7 @@ private:
         }
         const Token extra = lex_.peek();
         if (!extra.eof() && extra.line == kw.line && !is_keyword(extra.text)) {
-            if (channel_kind(extra.text) >= 0)
+            if (bvh_channel_kind(extra.text) >= 0)
                 fail(kw.line, "CHANNELS of " + joint_label(j) + " declares " + std::to_string(n) +
                                   " channels but lists more");
             fail(extra.line, "unexpected " + show(extra.text) + " after the channels of " + joint_label(j));
@@ -518,6 +509,14 @@ private:
 };
 
 }  // namespace
+
+int bvh_channel_kind(std::string_view s) {
+    static constexpr std::string_view names[6] = {"Xposition", "Yposition", "Zposition",
+                                                  "Xrotation", "Yrotation", "Zrotation"};
+    for (int k = 0; k < 6; ++k)
+        if (iequals(s, names[k])) return k;
+    return -1;
+}
 
 BvhFile parse_bvh(std::string_view text, const std::string& name_for_errors, const BvhOptions& opts) {
     return Parser(text, name_for_errors, opts).run();

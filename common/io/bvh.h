@@ -81,4 +81,8 @@ BvhFile parse_bvh(std::string_view text, const std::string& name_for_errors, con
 // The units rule above, exposed for tests.
 float detect_metres_per_unit(const Clip& clip);
 
+// A channel name's kind, case-insensitively: 0..2 = X/Y/Z position, 3..5 = X/Y/Z rotation,
+// -1 = not a channel name.
+int bvh_channel_kind(std::string_view name);
+
 }  // namespace ks

@@ -183,15 +183,6 @@ std::array<double, 3> euler_from_quat(quat qf, const char order[3], const std::a
 
 namespace {
 
-// Channel kinds as the importer numbers them: 0..2 = X/Y/Z position, 3..5 = X/Y/Z rotation.
-int channel_kind(std::string_view s) {
-    static constexpr std::string_view names[6] = {"Xposition", "Yposition", "Zposition",
-                                                  "Xrotation", "Yrotation", "Zrotation"};
-    for (int k = 0; k < 6; ++k)
-        if (iequals(s, names[k])) return k;
-    return -1;
-}
-
 const char* kPositionNames[3] = {"Xposition", "Yposition", "Zposition"};
 
 // Why a joint name would not read back through load_bvh (empty when it would).
@@ -272,7 +263,7 @@ bool rotates(const Clip& clip, int j) {
 std::string rotation_order(const BvhChannels& ch) {
     std::string order;
     for (const std::string& c : ch.channels) {
-        const int k = channel_kind(c);
+        const int k = bvh_channel_kind(c);
         if (k >= 3) order += char('X' + (k - 3));
     }
     if (order.empty()) return order;
@@ -299,7 +290,7 @@ std::vector<JointPlan> make_plans(const std::vector<BvhChannels>& layout) {
         int slot = 0;
         bool seen_axis[3] = {false, false, false};
         for (const std::string& c : layout[j].channels) {
-            const int k = channel_kind(c);
+            const int k = bvh_channel_kind(c);
             p.kinds.push_back(k);
             if (k >= 3) {
                 p.rot_slot.push_back(slot++);
@@ -506,7 +497,7 @@ std::vector<BvhChannels> bvh_export_layout(const Clip& clip, const std::vector<B
                                         clip.skeleton.names[size_t(j)] + "'");
         bool has_axis[3] = {false, false, false};
         for (const std::string& c : in.channels) {
-            const int k = channel_kind(c);
+            const int k = bvh_channel_kind(c);
             if (k < 0)
                 throw std::invalid_argument("save_bvh: joint '" + in.joint + "' has unknown channel '" + c + "'");
             if (k < 3) has_axis[k] = true;
