@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <deque>
 
+#include "common/anim/builtin_motion.h"
 #include "common/anim/ops_fk.h"
 #include "server/sim/world.h"
 #include "tests/support/clips.h"
@@ -23,6 +24,41 @@ Pose global_of(const World& w, int c) {
     Pose g(ch.pose().size());
     op_fk(g, ch.pose(), w.library().skeletons[size_t(ch.skeleton())].parents);
     return g;
+}
+
+// `c` with a T-pose reference frame put in front, as the CMU converters write it: zero angles
+// (identity) on every joint but the upper arms, raised to horizontal (the built-in rest has the
+// arms hanging), and the root where frame 0 has it.
+Clip with_tpose_prepended(const Clip& c) {
+    Clip out = c;
+    out.resize(c.frames + 1);
+    for (int j = 0; j < c.joints(); ++j) {
+        out.pos(0, j) = c.pos(0, j);
+        const std::string& name = c.skeleton.names[size_t(j)];
+        if (name == "LeftArm") out.rot(0, j) = quat_from_angle_axis(0.5f * kPi, {0, 0, 1});
+        if (name == "RightArm") out.rot(0, j) = quat_from_angle_axis(-0.5f * kPi, {0, 0, 1});
+    }
+    for (int f = 0; f < c.frames; ++f)
+        for (int j = 0; j < c.joints(); ++j) {
+            out.pos(f + 1, j) = c.pos(f, j);
+            out.rot(f + 1, j) = c.rot(f, j);
+        }
+    return out;
+}
+
+// Turns joint `j` by ~pi (3.1 rad about its local X) on frames where flipped(f) is true: a thumb
+// whose Euler angles wrap, as in some CMU takes.
+template <class Flipped>
+void flip_joint(Clip& c, int j, Flipped flipped) {
+    const quat turn = quat_from_angle_axis(3.1f, {1, 0, 0});
+    for (int f = 0; f < c.frames; ++f)
+        if (flipped(f)) c.rot(f, j) = quat_mul(c.rot(f, j), turn);
+}
+
+int joint_named(const Clip& c, const std::string& name) {
+    for (int j = 0; j < c.joints(); ++j)
+        if (c.skeleton.names[size_t(j)] == name) return j;
+    return -1;
 }
 
 // Forward three-point difference of global positions from ticks t, t+1, t+2 (O(dt^2)).
@@ -191,6 +227,62 @@ TEST(ServerSim, LeadingReferenceFramesAreDroppedByTheRule) {
     ClipLoadOptions keep;
     keep.keep_first_frame = true;
     EXPECT_FALSE(load_clip_library({mocap_path("cmu_35_24_run_jog.bvh")}, keep).clips[0].dropped_first_frame);
+}
+
+TEST(ServerSim, LeadingFrameVerdictOnEverySharedClip) {
+    KS_REQUIRE_MOCAP();
+    // Established by inspecting every file joint by joint: the four untouched cgspeed files start
+    // with a T-pose / zero-rotation rest frame (12-20 of their 16-24 moving non-root joints within
+    // 0.02 rad of identity in frame 0, none in frame 1; a median jump of 0.14-0.46 rad into frame
+    // 1); the other three start with motion (at most 1 joint at identity, a median change of
+    // 0.001-0.013 rad into frame 1, a typical step). Measured jump fractions in the comments.
+    const std::vector<std::pair<const char*, bool>> truth = {
+        {"cmu_01_01_jumps_turn_around.bvh", true},          // 1.00
+        {"cmu_02_01_walk.bvh", false},                      // 0.00
+        {"cmu_05_11_dance_pirouette_daz.bvh", true},        // 0.94
+        {"cmu_05_20_dance_leaps.bvh", true},                // 1.00 (fast hands once hid this T-pose)
+        {"cmu_06_10_dribble_left_turns_iclone.bvh", false}, // 0.10
+        {"cmu_35_24_run_jog.bvh", true},                    // 0.96
+        {"cmu_94_01_indian_dance_maxskel.bvh", false},      // 0.00 (wrist and thumb flip by ~pi later)
+    };
+    ASSERT_EQ(truth.size(), shared_clip_infos().size());
+    for (const auto& [file, reference] : truth) {
+        const Clip& c = shared_clip(file);
+        const float fraction = leading_frame_jump_fraction(c);
+        EXPECT_EQ(leading_frame_is_reference(c), reference) << file << ": jump fraction " << fraction;
+        // Clear of the 0.5 cut either way, so the verdicts are not a coin toss.
+        if (reference) EXPECT_GT(fraction, 0.8f) << file;
+        else EXPECT_LT(fraction, 0.2f) << file;
+    }
+}
+
+TEST(ServerSim, LeadingTPoseOnAProceduralClipIsDetected) {
+    for (const std::string& name : builtin_clip_names()) {
+        const Clip c = builtin_clip(name, 60.0f);
+        EXPECT_FALSE(leading_frame_is_reference(c)) << name << " starts with motion: " << leading_frame_jump_fraction(c);
+        const Clip posed = with_tpose_prepended(c);
+        EXPECT_TRUE(leading_frame_is_reference(posed)) << name << " behind a T-pose: " << leading_frame_jump_fraction(posed);
+    }
+}
+
+TEST(ServerSim, AFlippingThumbIsNotAReferenceFrame) {
+    Clip walk = builtin_clip("walk", 60.0f);
+    const int hand = joint_named(walk, "LeftHand");
+    ASSERT_GE(hand, 0);
+    // A lone flip right between frames 0 and 1 (the largest change in the whole clip; the old
+    // max-over-joints rule dropped frame 0 for it) ...
+    Clip once = walk;
+    flip_joint(once, hand, [](int f) { return f >= 1; });
+    EXPECT_FALSE(leading_frame_is_reference(once)) << leading_frame_jump_fraction(once);
+    // ... and a thumb flipping back and forth every 10 frames from frame 1 on.
+    Clip often = walk;
+    flip_joint(often, hand, [](int f) { return f >= 1 && (f / 10) % 2 == 0; });
+    EXPECT_FALSE(leading_frame_is_reference(often)) << leading_frame_jump_fraction(often);
+    // A real T-pose in front of that clip is still found: the flips inflate nothing but the
+    // thumb's own statistics (the old rule's threshold went up to 5 x pi).
+    Clip posed = with_tpose_prepended(walk);
+    flip_joint(posed, hand, [](int f) { return f >= 2 && (f / 10) % 2 == 0; });
+    EXPECT_TRUE(leading_frame_is_reference(posed)) << leading_frame_jump_fraction(posed);
 }
 
 TEST(ServerSim, ClipLoadingErrorsNameThePath) {

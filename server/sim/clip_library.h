@@ -2,10 +2,11 @@
 // The clips a server plays: loaded from BVH files or folders (units detected per file), with a
 // leading T-pose / rest frame dropped, made loopable, grouped by skeleton; or the built-in motion.
 //
-// Leading-frame rule: frame 0 is dropped when its largest joint-rotation change to frame 1 exceeds
-// both 0.5 rad and 5 x the clip's typical largest frame-to-frame change (the 99th percentile over
-// the rest of the clip). The CMU cgspeed files' T-pose frames jump by 1-3 rad; real motion moves a
-// few hundredths of a radian per frame at 120 Hz. `keep_first_frame` overrides.
+// Leading-frame rule: a joint "moves" when it departs from its frame-1 rotation by more than
+// 0.05 rad somewhere in the clip, and "jumps" when its rotation change from frame 0 to frame 1
+// exceeds both 4 x its own median frame-to-frame change (over frames 1..) and 1 degree. Frame 0 is
+// dropped when at least half the moving joints jump (see clip_library.cpp for why a per-joint vote
+// and not the largest change). `keep_first_frame` overrides.
 
 #include <string>
 #include <vector>
@@ -43,7 +44,9 @@ struct ClipLoadOptions {
     LoopOptions loop;              // default: cubic, root accumulate
 };
 
-// Decides whether frame 0 is a T-pose / rest frame to drop (the rule above).
+// The fraction of moving joints that jump into frame 1 (0 when none move or frames < 4), and the
+// verdict: frame 0 is a T-pose / rest frame to drop when that fraction is at least 0.5.
+float leading_frame_jump_fraction(const Clip& clip);
 bool leading_frame_is_reference(const Clip& clip);
 
 // Paths may be files or folders (every *.bvh inside, sorted). Throws std::runtime_error naming
