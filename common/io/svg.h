@@ -1,8 +1,12 @@
 #pragma once
-// A minimal SVG line-plot writer: axes with ticks and labels, one polyline per series, a legend,
-// and optional vertical markers (e.g. teleports). Used by kinesync-tool and kinesync-replay.
+// A minimal SVG plot writer: linear or logarithmic axes with ticks and labels, one polyline or
+// scatter per series, a legend, optional vertical markers (e.g. teleports), shaded x-intervals
+// (e.g. blackouts) and tick marks along the bottom edge (e.g. pops). Used by kinesync-tool and
+// kinesync-replay.
 
+#include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ks {
@@ -12,6 +16,8 @@ struct SvgSeries {
     std::string color;  // any SVG colour, e.g. "#1f77b4"
     std::vector<double> x, y;
     bool dashed = false;
+    bool points = false;              // a circle per (x, y) instead of a polyline
+    std::vector<size_t> highlight{};  // indices of points drawn larger, outlined in black
 };
 
 struct SvgPlot {
@@ -20,6 +26,13 @@ struct SvgPlot {
     std::vector<double> markers;  // vertical lines at these x values
     std::string marker_label;     // legend text for the markers
     double width = 900, height = 420;
+    // Logarithmic axes: values <= 0 are not drawn; the range snaps outward to 1-2-5 steps.
+    bool log_x = false, log_y = false;
+    // The {} initialisers keep -Wmissing-field-initializers quiet for the older braced initialisers.
+    std::vector<std::pair<double, double>> shaded{};  // x-intervals drawn as grey bands behind the data
+    std::string shaded_label{};                       // legend text for the bands
+    std::vector<double> ticks{};                      // short red marks along the bottom edge at these x
+    std::string ticks_label{};                        // legend text for the ticks
 };
 
 // A few distinct colours for series, cycled.
