@@ -62,7 +62,8 @@ void Bot::poll(double now_s) {
         if (sk < 0) continue;
         if (!skeletons_.count(r.id)) skeletons_[r.id] = session_.skeleton(uint16_t(sk))->skeleton;
         auto& rc = recon_[r.id];
-        if (!rc) rc = std::make_unique<CharacterReconstructor>(skeletons_[r.id], cfg_.reconstruct);
+        if (!rc) rc = std::make_unique<CharacterReconstructor>(skeletons_[r.id], cfg_.reconstruct,
+                                                          session_.skeleton(uint16_t(sk))->metres_per_unit);
         Pose pose(skeletons_[r.id].size());
         dequantize_character(pose, *r.state, skeletons_[r.id], *session_.precision(uint16_t(sk)));
         const double t_snap = double(r.tick) / session_.tick_hz();

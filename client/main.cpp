@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "client/bot.h"
+#include "client/cli_options.h"
 
 using namespace ks;
 
@@ -24,8 +25,7 @@ int main(int argc, char** argv) {
     int bots = 1;
     double duration = 0, stats_every = 5;
     uint64_t seed = 1;
-    NetProfile custom;
-    bool any_custom = false;
+    NetworkOptions net;
     ReconstructConfig rc;
     app.add_option("--server", server, "HOST:PORT of the server")->capture_default_str();
     app.add_option("--bots", bots, "independent clients in this process")->capture_default_str()->check(CLI::Range(1, 1000));
@@ -35,19 +35,12 @@ int main(int argc, char** argv) {
     app.add_option("--report", report, "write a JSON report here at the end");
     app.add_option("--profile", profile, "simulated network: lan, broadband, mobile, hostile (default: none)")
         ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile"}));
-    auto flag_custom = [&](CLI::Option* o) { o->each([&](const std::string&) { any_custom = true; }); };
-    flag_custom(app.add_option("--latency", custom.latency_ms, "one-way delay, ms (overrides the profile's)"));
-    flag_custom(app.add_option("--jitter", custom.jitter_ms, "delay sd, ms"));
-    flag_custom(app.add_option("--loss", custom.loss, "loss rate 0..1"));
-    flag_custom(app.add_option("--burst", custom.burst_length, "mean burst length: losses come in Gilbert-Elliott bursts"));
-    flag_custom(app.add_option("--dup", custom.duplicate, "duplicate rate 0..1"));
+    add_network_options(app, net);
     app.add_option("--seed", seed, "seed of the network simulator")->capture_default_str();
     app.add_option("--interp-delay", rc.interp_delay_s, "interp/hermite display delay, s")->capture_default_str();
     app.add_option("--blend-time", rc.deadblend_blend_s, "deadblend cross-fade time, s")->capture_default_str();
     app.add_option("--halflife", rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
-    app.add_option("--sod-f", rc.root_sod.f, "root second-order dynamics frequency, Hz")->capture_default_str();
-    app.add_option("--sod-zeta", rc.root_sod.zeta, "root second-order dynamics damping")->capture_default_str();
-    app.add_option("--sod-r", rc.root_sod.r, "root second-order dynamics initial response")->capture_default_str();
+    add_correction_options(app, rc);
     app.add_option("--stats-every", stats_every, "seconds between stats lines")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
@@ -61,27 +54,14 @@ int main(int argc, char** argv) {
     bc.port = uint16_t(std::stoi(server.substr(colon + 1)));
     strategy_from_name(strategy, rc.strategy);
     bc.reconstruct = rc;
-    if (!profile.empty() || any_custom) {
-        NetProfile p = profile.empty() ? NetProfile{} : net_profile(profile);
-        // Parameters given one by one override the profile's.
-        for (const auto* name : {"--latency", "--jitter", "--loss", "--burst", "--dup"}) {
-            if (app.count(name) == 0) continue;
-            const std::string n = name;
-            if (n == "--latency") p.latency_ms = custom.latency_ms;
-            if (n == "--jitter") p.jitter_ms = custom.jitter_ms;
-            if (n == "--loss") p.loss = custom.loss;
-            if (n == "--burst") p.burst = true, p.burst_length = custom.burst_length;
-            if (n == "--dup") p.duplicate = custom.duplicate;
-        }
-        if (!profile.empty() || any_custom) p.name = profile.empty() ? "custom" : p.name;
+    if (!profile.empty() || any_network_option(app)) {
         try {
-            validate(p);
+            bc.profile = resolve_network(app, net, profile);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "kinesync-client: %s\n", e.what());
             return 2;
         }
-        bc.profile = p;
-        std::printf("network: %s\n", describe(p).c_str());
+        std::printf("network: %s\n", describe(*bc.profile).c_str());
     }
     asio::io_context io;
     std::vector<std::unique_ptr<Bot>> all;

@@ -5,6 +5,7 @@
 
 #include "common/anim/ops_blend.h"
 #include "common/anim/ops_dead_blend.h"
+#include "common/anim/ops_inertialize.h"
 #include "common/math/derivatives.h"
 
 namespace ks {
@@ -33,16 +34,21 @@ const std::vector<Strategy>& all_strategies() {
     return all;
 }
 
-CharacterReconstructor::CharacterReconstructor(const Skeleton& skeleton, const ReconstructConfig& cfg)
-    : skeleton_(skeleton), cfg_(cfg), root_pos_(cfg.root_sod, vec3{}, cfg.root_sod_mode),
-      root_rot_(cfg.root_sod, quat{}, cfg.root_sod_mode) {
+CharacterReconstructor::CharacterReconstructor(const Skeleton& skeleton, const ReconstructConfig& cfg, float metres_per_unit)
+    : skeleton_(skeleton), cfg_(cfg), metres_per_unit_(metres_per_unit > 0 ? metres_per_unit : 1.0f) {
     const int n = skeleton.size();
     out_.resize(n);
     target_.resize(n);
     transition_.resize(n);
     scratch_.resize(n);
     motion_.resize(n);
+    offset_.resize(size_t(n));
     dirs_.assign(size_t(n), quat{});
+    omega_.assign(size_t(n), 0.0f);
+    bone_.assign(size_t(n), 0.0f);
+    for (int j = 1; j < n; ++j) bone_[size_t(j)] = length(skeleton.offsets[size_t(j)]);
+    cum_x_.assign(size_t(n), 0.0f);
+    cum_v_.assign(size_t(n), 0.0f);
     for (int j = 0; j < n; ++j) out_.pos[size_t(j)] = skeleton.offsets[size_t(j)];
 }
 
@@ -58,9 +64,9 @@ void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t e
     while (snaps_.size() > 2 && snaps_.back().t - snaps_.front().t > 1.0) snaps_.pop_front();
 }
 
-void CharacterReconstructor::extrapolate(Pose& out, const Snap& s, double now) {
+void CharacterReconstructor::extrapolate(Pose& out, const Snap& s, double now, float halflife) {
     const double te = std::max(now - s.t, -0.05);  // a little backwards if the clock estimate runs ahead
-    op_extrapolate_decayed(out, s.pose, float(std::min(te, cfg_.extrap_cap_s)), 1e9f);
+    op_extrapolate_decayed(out, s.pose, float(std::min(te, cfg_.extrap_cap_s)), halflife);
     if (te > cfg_.extrap_cap_s) {
         // Past the cap: the velocities decay, so long loss ends in a gentle stop.
         scratch_ = out;
@@ -132,11 +138,13 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
             interpolate(out_, now - cfg_.interp_delay_s, cfg_.strategy == Strategy::Hermite);
             break;
         case Strategy::Extrap:
-            extrapolate(out_, newest, now);
+            extrapolate(out_, newest, now, 1e9f);
+            break;
+        case Strategy::DeadBlendSod:
+            render_corrected(newest, fresh, new_epoch, now, dt);
             break;
         case Strategy::DeadBlend:
-        case Strategy::DeadBlendSod:
-            extrapolate(target_, newest, now);
+            extrapolate(target_, newest, now, 1e9f);
             if (!have_display_ || new_epoch) {
                 out_ = target_;  // a teleport or reset: nothing blends across it
                 blending_ = false;
@@ -177,22 +185,6 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
             }
             break;
     }
-    if (cfg_.strategy == Strategy::DeadBlendSod) {
-        // Second-order dynamics on the root, reset (with the velocity) at teleports and resets.
-        if (!sod_ready_ || new_epoch) {
-            root_pos_.reset(out_.pos[0], out_.vel[0]);
-            root_rot_.reset(out_.rot[0], out_.ang[0]);
-            sod_ready_ = true;
-        } else if (dt > 0.0) {
-            // The filter follows the newest snapshot's extrapolated root with its motion velocity
-            // (r feeds that velocity forward: with zeta = 1 and r = 2 a steady motion is tracked
-            // without lag) and smooths the jumps each new snapshot's correction brings.
-            out_.pos[0] = root_pos_.update(float(dt), target_.pos[0], target_.vel[0]);
-            out_.vel[0] = root_pos_.yd;
-            out_.rot[0] = root_rot_.update(float(dt), target_.rot[0], target_.ang[0]);
-            out_.ang[0] = root_rot_.yd;
-        }
-    }
     // The epoch now shown (interp/hermite show an epoch once the render time reaches it).
     if (cfg_.strategy == Strategy::Interp || cfg_.strategy == Strategy::Hermite) {
         for (const Snap& s : snaps_)
@@ -201,7 +193,60 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
         shown_epoch_ = newest.epoch;
     }
     have_display_ = true;
+    last_now_ = now;
     return out_;
+}
+
+void CharacterReconstructor::limit_correction_frequencies() {
+    // A joint's offset moves every joint below it. At joint d the corrections add up to at most
+    // X_d = |root offset| + sum over the chain of |rotation offset of the parent| x bone length
+    // (+ the joint's own position offset), and V_d the same for rates. A decaying offset starts with
+    // acceleration w^2 x + 2 zeta w v, so choosing, for each joint, the w that keeps
+    // w^2 X + 2 zeta w V <= accel_max for the largest X, V below it bounds the sum at every joint.
+    const float w0 = 2.0f * kPi * cfg_.correction_sod.f, a = cfg_.correction_accel_max;
+    const float zeta = std::max(cfg_.correction_sod.zeta, 0.1f), m = metres_per_unit_;
+    const size_t n = offset_.pos.size();
+    for (size_t j = 0; j < n; ++j) {
+        const int p = skeleton_.parents[j];
+        cum_x_[j] = m * length(offset_.pos[j]);
+        cum_v_[j] = m * length(offset_.vel[j]);
+        if (p >= 0) {
+            cum_x_[j] += cum_x_[size_t(p)] + m * bone_[j] * length(offset_.rot[size_t(p)]);
+            cum_v_[j] += cum_v_[size_t(p)] + m * bone_[j] * length(offset_.ang[size_t(p)]);
+        }
+    }
+    for (size_t j = n; j-- > 1;) {  // the largest below each joint (parents come before children)
+        const size_t p = size_t(skeleton_.parents[j]);
+        cum_x_[p] = std::max(cum_x_[p], cum_x_[j]);
+        cum_v_[p] = std::max(cum_v_[p], cum_v_[j]);
+    }
+    for (size_t j = 0; j < n; ++j) {
+        const float x = cum_x_[j], v = cum_v_[j];
+        // w^2 x + 2 zeta w v = a, solved for w > 0.
+        const float w = x > 0 ? (-zeta * v + std::sqrt(zeta * zeta * v * v + a * x)) / x : v > 0 ? a / (2 * zeta * v) : w0;
+        // A floor: a large velocity offset decaying too slowly drifts far before it turns.
+        omega_[j] = std::clamp(w, cfg_.correction_min_ratio * w0, w0);
+    }
+}
+
+void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt) {
+    extrapolate(target_, newest, now, cfg_.predict_halflife_s);
+    if (!have_display_ || new_epoch) {
+        // A teleport or reset: nothing carries across it; the snapshot's own velocities from the first frame.
+        out_ = target_;
+        offset_.clear();
+        return;
+    }
+    if (fresh) {
+        // The newer snapshot's prediction replaces the old one. The offset absorbs the difference at
+        // the previous frame's time, between what was shown then and what the new prediction says it
+        // should have been, so the display keeps its value and velocity; then it decays over dt.
+        extrapolate(scratch_, newest, last_now_, cfg_.predict_halflife_s);
+        op_offset_capture(offset_, out_, scratch_);
+        limit_correction_frequencies();
+    }
+    op_offset_decay(offset_, omega_, cfg_.correction_sod.zeta, float(dt));
+    op_offset_apply(out_, offset_, target_);
 }
 
 }  // namespace ks

@@ -8,7 +8,12 @@
 //   extrap         dead reckoning from the newest snapshot with its velocities; corrections at once
 //   deadblend      the displayed pose, extrapolated with decaying velocities, dead-blended
 //                  (slerp_via) into each newer snapshot's extrapolation
-//   deadblend+sod  deadblend, plus second-order dynamics (f, zeta, r) smoothing the root
+//   deadblend+sod  the default: the newest snapshot extrapolated with velocities that decay
+//                  (half-life `predict_halflife_s`), plus a per-joint correction offset (value and
+//                  velocity) that absorbs each newer snapshot's jump and decays as second-order
+//                  dynamics (f, zeta); f is lowered per joint so a large correction never
+//                  accelerates the display more than `correction_accel_max`. The display is C1
+//                  across snapshots: no step in position or velocity, ever.
 //
 // Extrapolation runs with constant velocities up to `extrap_cap_s` past a snapshot and with
 // velocities decaying (half-life `extrap_decay_halflife_s`) beyond, so long loss degrades into a
@@ -26,8 +31,9 @@
 #include <vector>
 
 #include "common/anim/pose.h"
+#include "common/anim/ops_inertialize.h"
 #include "common/anim/skeleton.h"
-#include "common/dynamics/second_order.h"
+#include "common/dynamics/second_order.h"  // SodParams
 
 namespace ks {
 
@@ -48,14 +54,20 @@ struct ReconstructConfig {
     float deadblend_blend_s = 0.05f;     // cross-fade into each newer snapshot's extrapolation (blends restart at
                                          // every snapshot: longer ones leave most of each correction
                                          // undone when the next arrives, and lag)
-    SodParams root_sod{6.0f, 1.0f, 2.0f};  // f (Hz), zeta, r: r = 2 with zeta = 1 tracks ramps without lag
-    SodStability root_sod_mode = SodStability::PoleZero;
+    // deadblend+sod. A correction's offset decays as x'' + 2 zeta w x' + w^2 x = 0, w = 2 pi f (r,
+    // the response to input changes, has nothing to act on: the offset's input is always zero).
+    SodParams correction_sod{6.0f, 1.0f, 0.0f};
+    float correction_accel_max = 320.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
+    float correction_min_ratio = 0.5f;   // w never drops below this fraction of 2 pi f (a slower offset drifts)
+    float predict_halflife_s = 0.3f;     // velocity half-life of the extrapolated snapshot
 };
 
 // One character.
 class CharacterReconstructor {
 public:
-    CharacterReconstructor(const Skeleton& skeleton, const ReconstructConfig& cfg);
+    // The skeleton must outlive the reconstructor. metres_per_unit: the skeleton's units (for the
+    // correction's acceleration limit).
+    CharacterReconstructor(const Skeleton& skeleton, const ReconstructConfig& cfg, float metres_per_unit = 1.0f);
     // A snapshot of the character (joint 0 in the world) at server time t (its tick / tick rate).
     // Snapshots may arrive out of order; older than the newest are kept for interpolation only.
     void add_snapshot(double t, const Pose& pose, uint16_t epoch);
@@ -65,6 +77,9 @@ public:
     bool ready() const { return !snaps_.empty(); }
     // The delay this strategy shows the motion with (0 for the extrapolating ones).
     double display_delay() const;
+    // The epoch of the motion shown by the last render (interp/hermite switch when their render
+    // time reaches the new epoch's first snapshot).
+    uint16_t shown_epoch() const { return shown_epoch_; }
 
 private:
     struct Snap {
@@ -72,7 +87,9 @@ private:
         uint16_t epoch;
         Pose pose;
     };
-    void extrapolate(Pose& out, const Snap& s, double now);  // uses scratch_
+    void extrapolate(Pose& out, const Snap& s, double now, float halflife);  // uses scratch_
+    void limit_correction_frequencies();  // omega_ from offset_
+    void render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt);
     void interpolate(Pose& out, double when, bool hermite);  // uses target_ and transition_
 
     const Skeleton& skeleton_;
@@ -86,9 +103,13 @@ private:
     bool have_display_ = false;
     double newest_seen_t_ = -1e300;
     uint16_t shown_epoch_ = 0;
-    SecondOrder<vec3> root_pos_;
-    SecondOrderQuat root_rot_;
-    bool sod_ready_ = false;
+    // deadblend+sod: the correction offset, its per-joint frequency, and the last render's time.
+    PoseOffset offset_;
+    std::vector<float> omega_;
+    std::vector<float> bone_;            // per joint: rest-pose distance to its parent (units)
+    std::vector<float> cum_x_, cum_v_;   // scratch: correction sizes accumulated down the chain
+    float metres_per_unit_ = 1.0f;
+    double last_now_ = 0.0;
 };
 
 }  // namespace ks

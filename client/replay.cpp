@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "client/render_clock.h"
 #include "common/anim/ops_fk.h"
 #include "common/codec/snapshot_codec.h"
 #include "common/net/protocol.h"
@@ -76,30 +77,37 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
     uint16_t client_seq = 0;
     double last_ack = -1e9, last_ping = -1e9, offset_est = 0, rtt = 0;
     bool offset_valid = false, any_snapshot = false;
+    RenderClock clock;
     uint32_t newest_tick = 0;
 
-    // One reconstructor per strategy and character, and one metrics accumulator per strategy.
-    std::vector<std::map<uint16_t, std::unique_ptr<CharacterReconstructor>>> recon(cfg.strategies.size());
+    // One reconstructor per variant (a strategy with its settings) and character, and one metrics
+    // accumulator per variant.
+    std::vector<ReconstructConfig> variants = cfg.variants;
+    if (variants.empty())
+        for (Strategy st : cfg.strategies) {
+            variants.push_back(cfg.reconstruct);
+            variants.back().strategy = st;
+        }
+    std::vector<std::map<uint16_t, std::unique_ptr<CharacterReconstructor>>> recon(variants.size());
     std::vector<FidelityAccumulator> acc;
     FidelityConfig fc;
     fc.render_hz = cfg.render_hz;
-    for (size_t k = 0; k < cfg.strategies.size(); ++k) acc.emplace_back(fc);
-    for (size_t k = 0; k < cfg.strategies.size(); ++k) {
-        ReconstructConfig rc = cfg.reconstruct;
-        rc.strategy = cfg.strategies[k];
-        for (const auto& c : h.characters) recon[k][c.id] = std::make_unique<CharacterReconstructor>(h.skeletons[c.skeleton], rc);
+    for (size_t k = 0; k < variants.size(); ++k) acc.emplace_back(fc);
+    for (size_t k = 0; k < variants.size(); ++k) {
+        const ReconstructConfig& rc = variants[k];
+        for (const auto& c : h.characters) recon[k][c.id] = std::make_unique<CharacterReconstructor>(h.skeletons[c.skeleton], rc, h.metres_per_unit[c.skeleton]);
     }
-    // True teleports (EVALUATION: teleports are excluded from accel/pops and measured for smear/settle).
+    // Epoch changes (teleports and resets): the truth jumps at T; blackout until the news arrives.
     for (size_t i = 1; i < rec.frames.size(); ++i)
         for (const RecordedEvent& e : rec.frames[i].events) {
-            if (e.kind != 0) continue;
+            if (e.kind > 1) continue;
             const RecordedCharacter* before = truth.at(rec.frames[i - 1].tick, e.character);
             const RecordedCharacter* after = truth.at(rec.frames[i].tick, e.character);
             if (!before || !after) continue;
             const float m = h.metres_per_unit[skeleton_of[e.character]];
-            const TeleportMark mark{double(e.tick) / tick_hz, before->pose.pos[0] * m, after->pose.pos[0] * m};
-            for (auto& a : acc) a.add_teleport(e.character, mark);
-            out.teleport_times_s.push_back(mark.time_s);
+            const EpochMark mark{double(e.tick) / tick_hz, before->pose.pos[0] * m, after->pose.pos[0] * m,
+                                 e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset};
+            for (auto& a : acc) a.add_epoch_change(e.character, mark);
         }
 
     const uint32_t first_tick = rec.frames.front().tick, last_tick = rec.frames.back().tick;
@@ -160,8 +168,10 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
         }
         // Client: what arrived by now.
         bool got_snapshot = false;
-        for (const auto& d : link.down.receive(t)) {
-            const auto p = decode_packet(d);
+        std::vector<double> arrival;
+        const auto delivered = link.down.receive(t, &arrival);
+        for (size_t di = 0; di < delivered.size(); ++di) {
+            const auto p = decode_packet(delivered[di]);
             if (!p) continue;
             if (p->type == MessageType::Pong) {
                 client_received.on_received(p->sequence);
@@ -190,7 +200,10 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
                 const uint16_t sk = skeleton_of[dc.id];
                 Pose pose(h.skeletons[sk].size());
                 dequantize_character(pose, *dc.state, h.skeletons[sk], precs[sk]);
-                for (size_t k = 0; k < cfg.strategies.size(); ++k) recon[k][dc.id]->add_snapshot(double(m->tick()) / tick_hz, pose, dc.state->epoch);
+                for (size_t k = 0; k < variants.size(); ++k) {
+                    recon[k][dc.id]->add_snapshot(double(m->tick()) / tick_hz, pose, dc.state->epoch);
+                    acc[k].news_arrived(dc.id, double(m->tick()) / tick_hz, arrival[di]);
+                }
             }
             if (!any_snapshot || m->tick() > newest_tick) {
                 // Before any pong: assume the newest snapshot is current (behind by the latency).
@@ -210,7 +223,7 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
         }
         // Render every strategy at the client's estimate of server time, measure against the truth at t.
         if (!any_snapshot) continue;
-        const double est = t_client + offset_est;
+        const double est = clock.at(t_client, offset_est);
         const double dt = last_render_est < -1e299 ? render_dt : std::max(0.0, est - last_render_est);
         last_render_est = est;
         clock_err_sum += std::fabs(est - t) * 1000.0;
@@ -224,8 +237,7 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
             const float m = h.metres_per_unit[c.skeleton];
             g.resize(sk.size());
             globals(sk, m, tc->pose, g, truth_pos, truth_rot);
-            const vec3 true_root = truth_pos[0];
-            for (size_t k = 0; k < cfg.strategies.size(); ++k) {
+            for (size_t k = 0; k < variants.size(); ++k) {
                 CharacterReconstructor& r = *recon[k][c.id];
                 if (!r.ready()) continue;
                 const Pose& shown = r.render(est, dt);
@@ -235,7 +247,7 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
                 if (td) globals(sk, m, td->pose, g, truth_delayed, unused);
                 else truth_delayed = truth_pos;
                 globals(sk, m, shown, g, shown_pos, shown_rot);
-                acc[k].add_frame(c.id, t, truth_pos, truth_delayed, shown_pos, truth_rot, shown_rot, true_root, shown_pos[0], d);
+                acc[k].add_frame(c.id, {t, truth_pos, truth_delayed, shown_pos, truth_rot, shown_rot, d, int(r.shown_epoch())});
             }
         }
         if (cfg.progress && frame_index % 600 == 0) cfg.progress((t - t_begin) / std::max(1e-9, t_end - t_begin));
@@ -246,10 +258,14 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
     out.bits_per_joint = st.joints ? double(st.joint_bits) / double(st.joints) : 0.0;
     out.clock_error_ms = clock_err_n ? clock_err_sum / double(clock_err_n) : 0.0;
     out.datagrams_lost = link.down.stats().lost;
-    for (size_t k = 0; k < cfg.strategies.size(); ++k) {
+    for (size_t k = 0; k < variants.size(); ++k) {
         acc[k].add_bytes(bytes_down, seconds);
         acc[k].add_joint_bits(double(st.joint_bits), double(st.joints));
-        out.strategies.push_back({cfg.strategies[k], acc[k].result(), acc[k].error_series()});
+        out.strategies.push_back({variants[k].strategy, variants[k], acc[k].result(), acc[k].error_series(), acc[k].pop_times()});
+    }
+    if (!acc.empty()) {
+        out.epoch_times_s = acc[0].epoch_times();
+        out.blackout_spans_s = acc[0].blackout_spans();
     }
     if (cfg.progress) cfg.progress(1.0);
     return out;

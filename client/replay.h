@@ -1,5 +1,5 @@
 #pragma once
-// kinesync-replay's engine (../shared/EVALUATION.md): re-streams a recording through the real path
+// kinesync-replay's engine (the evaluation protocol: docs/FIDELITY.md): re-streams a recording through the real path
 // -- quantization, the per-client SnapshotBuilder with baselines and priorities, real protocol
 // packets, a simulated network in both directions (snapshots down; acks and pings up), the
 // SnapshotDecoder, clock estimation from ping/pong, and every reconstruction strategy -- and
@@ -28,19 +28,25 @@ struct ReplayConfig {
     uint64_t seed = 1;
     std::vector<Strategy> strategies = all_strategies();
     ReconstructConfig reconstruct;       // strategy field ignored (each strategy in `strategies` runs)
+    // When not empty, these run instead of `strategies` (each its own settings, e.g. a sweep),
+    // all on the same network run.
+    std::vector<ReconstructConfig> variants;
     float bandwidth_bps = 256000.0f;
     std::function<void(double fraction)> progress;  // called now and then with 0..1
 };
 
 struct ReplayStrategyResult {
     Strategy strategy;
+    ReconstructConfig config;
     FidelityResult result;
     std::vector<std::pair<double, double>> series;  // (time s, mean present error cm)
+    std::vector<double> pop_times_s;
 };
 
 struct ReplayResult {
     std::vector<ReplayStrategyResult> strategies;
-    std::vector<double> teleport_times_s;
+    std::vector<double> epoch_times_s;                           // teleports and resets, all characters
+    std::vector<std::pair<double, double>> blackout_spans_s;     // [T, A) per epoch change and character
     double bytes_per_s = 0;       // per client, UDP payload + 28 B IP/UDP per datagram
     double bits_per_joint = 0;    // coded character bits per joint per snapshot
     double clock_error_ms = 0;    // mean |estimated - true| server time at render frames

@@ -1,25 +1,46 @@
 // kinesync-replay RECORDING: how close is each strategy to the truth, under a network profile?
+// The protocol and every figure's definition: docs/FIDELITY.md.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
+#include <unistd.h>
 
+#include "client/cli_options.h"
 #include "client/replay.h"
+#include "client/sweep.h"
 #include "common/io/svg.h"
 #include "common/metrics/report.h"
 
 using namespace ks;
 
+namespace {
+
+ReportHeader header_of(const std::string& recording, const ReplayConfig& cfg) {
+    ReportHeader hdr;
+    hdr.recording = recording;
+    hdr.profile = {cfg.profile.name, cfg.profile.latency_ms, cfg.profile.jitter_ms, cfg.profile.loss,
+                   cfg.profile.burst ? cfg.profile.burst_length : 0.0, cfg.profile.duplicate};
+    hdr.snapshot_hz = cfg.snapshot_hz;
+    hdr.render_hz = cfg.render_hz;
+    hdr.seed = cfg.seed;
+    return hdr;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     CLI::App app{"kinesync-replay: re-streams a recording through the real snapshot builder and encoder, a simulated\n"
                  "network (both directions), the decoder and every client reconstruction strategy, rendering at 60 Hz,\n"
-                 "and prints the fidelity metrics of ../shared/EVALUATION.md."};
-    std::string recording, profile = "broadband", strategy = "all", json, svg;
+                 "and prints the fidelity metrics of docs/FIDELITY.md."};
+    std::string recording, profile = "broadband", strategy = "all", json, svg, sweep;
     ReplayConfig cfg;
+    NetworkOptions net;
     float bandwidth_kbps = 256.0f;
     bool quiet = false;
     app.add_option("RECORDING", recording, "a recording made with kinesync-server --record")->required();
     app.add_option("--profile", profile, "lan, broadband, mobile, hostile, or all")->capture_default_str()
         ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile", "all"}));
+    add_network_options(app, net);
     app.add_option("--snapshot-hz", cfg.snapshot_hz, "snapshots per second")->capture_default_str()->check(CLI::Range(1.0f, 240.0f));
     app.add_option("--strategy", strategy, "snap, interp, hermite, extrap, deadblend, deadblend+sod, or all")->capture_default_str()
         ->check(CLI::IsMember({"snap", "interp", "hermite", "extrap", "deadblend", "deadblend+sod", "all"}));
@@ -27,15 +48,15 @@ int main(int argc, char** argv) {
     app.add_option("--bandwidth", bandwidth_kbps, "per-client budget, kbit/s")->capture_default_str();
     app.add_option("--json", json, "write the results as JSON (an array of objects when several profiles run)");
     app.add_option("--svg", svg, "plot error over time per strategy (one panel per profile)");
+    app.add_option("--sweep", sweep, "also run each strategy over a grid of its settings and plot the "
+                                     "accuracy-smoothness frontier here (SVG; one panel per profile)");
     app.add_flag("--quiet", quiet, "no progress on stderr");
     ReconstructConfig& rc = cfg.reconstruct;
     app.add_option("--interp-delay", rc.interp_delay_s, "interp/hermite display delay, s")->capture_default_str();
     app.add_option("--extrap-cap", rc.extrap_cap_s, "constant-velocity extrapolation limit, s")->capture_default_str();
     app.add_option("--blend-time", rc.deadblend_blend_s, "deadblend cross-fade time, s")->capture_default_str();
     app.add_option("--halflife", rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
-    app.add_option("--sod-f", rc.root_sod.f, "root second-order dynamics frequency, Hz")->capture_default_str();
-    app.add_option("--sod-zeta", rc.root_sod.zeta, "root second-order dynamics damping")->capture_default_str();
-    app.add_option("--sod-r", rc.root_sod.r, "root second-order dynamics initial response")->capture_default_str();
+    add_correction_options(app, rc);
     CLI11_PARSE(app, argc, argv);
 
     RecordingReadResult rec;
@@ -56,57 +77,92 @@ int main(int argc, char** argv) {
         strategy_from_name(strategy, s);
         cfg.strategies = {s};
     }
+    // Progress only to a terminal: in a pipe shared with stdout it would land inside the table.
+    const bool progress = !quiet && isatty(STDERR_FILENO);
     const std::vector<std::string> profiles = profile == "all" ? net_profile_names() : std::vector<std::string>{profile};
     std::string json_all = profiles.size() > 1 ? "[\n" : "";
-    std::vector<SvgPlot> panels;
+    std::vector<SvgPlot> panels, frontier_panels;
     for (size_t pi = 0; pi < profiles.size(); ++pi) {
-        cfg.profile = net_profile(profiles[pi]);
-        if (!quiet)
+        try {
+            cfg.profile = resolve_network(app, net, profiles[pi]);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kinesync-replay: %s\n", e.what());
+            return 2;
+        }
+        const std::string name = cfg.profile.name;
+        if (progress)
             cfg.progress = [&](double f) {
-                std::fprintf(stderr, "\r%s: %3.0f %%", profiles[pi].c_str(), 100.0 * f);
-                if (f >= 1.0) std::fprintf(stderr, "\n");
+                std::fprintf(stderr, "\r%s: %3.0f %%", name.c_str(), 100.0 * f);
+                if (f >= 1.0) std::fprintf(stderr, "\r\033[K");
             };
+        cfg.variants.clear();
         const ReplayResult r = run_replay(rec, cfg);
-        ReportHeader hdr;
-        hdr.recording = recording;
-        hdr.profile = {cfg.profile.name, cfg.profile.latency_ms, cfg.profile.jitter_ms, cfg.profile.loss,
-                       cfg.profile.burst ? cfg.profile.burst_length : 0.0, cfg.profile.duplicate};
-        hdr.snapshot_hz = cfg.snapshot_hz;
-        hdr.render_hz = cfg.render_hz;
-        hdr.seed = cfg.seed;
+        const ReportHeader hdr = header_of(recording, cfg);
         std::vector<StrategyReport> reports;
         for (const ReplayStrategyResult& s : r.strategies) reports.push_back({strategy_name(s.strategy), s.result, s.series});
         std::printf("%s", fidelity_table(hdr, reports).c_str());
-        std::printf("  (clock estimate error %.1f ms mean; %llu snapshot datagrams, %llu lost)\n\n", r.clock_error_ms,
+        std::printf("(clock estimate error %.1f ms mean; %llu snapshot datagrams, %llu lost)\n\n", r.clock_error_ms,
                     (unsigned long long)r.snapshot_datagrams, (unsigned long long)r.datagrams_lost);
+        std::fflush(stdout);
         json_all += fidelity_json(hdr, reports);
         if (profiles.size() > 1) json_all += pi + 1 < profiles.size() ? ",\n" : "\n]\n";
         if (!svg.empty()) {
-            // One panel per profile: reuse the report's SVG for a single profile, else stack plots.
-            if (profiles.size() == 1) {
-                write_text_file(svg, fidelity_svg(hdr, reports, r.teleport_times_s));
-            } else {
-                SvgPlot p{"present error, " + profiles[pi] + " (" + recording + ", " + std::to_string(int(cfg.snapshot_hz)) + " Hz)",
-                          "time (s)", "mean joint error (cm)", {}, r.teleport_times_s, "teleport", 1000, 360};
-                for (size_t k = 0; k < reports.size(); ++k) {
-                    SvgSeries s{reports[k].strategy, svg_palette(int(k)), {}, {}, false};
-                    for (const auto& [t, e] : reports[k].error_series) s.x.push_back(t), s.y.push_back(e);
-                    p.series.push_back(std::move(s));
+            TimelineMarks marks{r.epoch_times_s, r.blackout_spans_s, {}, {}};
+            // Pops of the default strategy (else the first shown).
+            for (const ReplayStrategyResult& s : r.strategies)
+                if (marks.pops_of.empty() || s.strategy == Strategy::DeadBlendSod) {
+                    marks.pop_times_s = s.pop_times_s;
+                    marks.pops_of = strategy_name(s.strategy);
                 }
-                panels.push_back(std::move(p));
+            panels.push_back(fidelity_plot(hdr, reports, marks));
+        }
+        if (!sweep.empty()) {
+            cfg.variants = sweep_variants(cfg.reconstruct, cfg.strategies);
+            const ReplayResult sw = run_replay(rec, cfg);
+            std::vector<FrontierPoint> points;
+            std::printf("sweep, %s: present error mean (cm) / accel ratio / pops per setting (* default, + on its front)\n",
+                        name.c_str());
+            for (Strategy st : cfg.strategies) {
+                std::vector<double> err, acc;
+                std::vector<const ReplayStrategyResult*> of;
+                for (size_t k = 0; k < sw.strategies.size(); ++k) {
+                    if (sw.strategies[k].strategy != st) continue;
+                    const FidelityResult& f = sw.strategies[k].result;
+                    points.push_back({strategy_name(st), variant_label(sw.strategies[k].config), f.present_err_cm.mean,
+                                      f.accel_rms_ratio, of.empty()});
+                    err.push_back(f.present_err_cm.mean);
+                    acc.push_back(f.accel_rms_ratio);
+                    of.push_back(&sw.strategies[k]);
+                }
+                const std::vector<size_t> front = pareto_front(err, acc);
+                for (size_t i = 0; i < of.size(); ++i) {
+                    const bool on_front = std::find(front.begin(), front.end(), i) != front.end();
+                    std::printf("  %-14s %6.3f  %6.3f  %6lld %s%s %s\n", strategy_name(st), err[i], acc[i],
+                                (long long)of[i]->result.pops, i == 0 ? "*" : " ", on_front ? "+" : " ",
+                                variant_label(of[i]->config).c_str());
+                }
             }
+            std::printf("\n");
+            std::fflush(stdout);
+            frontier_panels.push_back(frontier_plot(hdr, points));
         }
     }
-    if (!svg.empty() && profiles.size() > 1) write_text_file(svg, render_svg_plots(panels));
-    if (!svg.empty()) std::printf("plot: %s\n", svg.c_str());
-    if (!json.empty()) {
-        std::ofstream f(json);
-        if (!f) {
-            std::fprintf(stderr, "kinesync-replay: %s: cannot write\n", json.c_str());
-            return 1;
+    try {
+        if (!svg.empty()) {
+            write_text_file(svg, render_svg_plots(panels));
+            std::printf("plot: %s\n", svg.c_str());
         }
-        f << json_all;
-        std::printf("json: %s\n", json.c_str());
+        if (!sweep.empty()) {
+            write_text_file(sweep, render_svg_plots(frontier_panels));
+            std::printf("frontier: %s\n", sweep.c_str());
+        }
+        if (!json.empty()) {
+            write_text_file(json, json_all);
+            std::printf("json: %s\n", json.c_str());
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kinesync-replay: %s\n", e.what());
+        return 1;
     }
     return 0;
 }

@@ -62,7 +62,7 @@ TEST(Replay, SharedClipEndToEnd) {
     cfg.profile = net_profile("broadband");
     const ReplayResult r = run_replay(rec, cfg);
     ASSERT_EQ(r.strategies.size(), all_strategies().size());
-    EXPECT_FALSE(r.teleport_times_s.empty());
+    EXPECT_FALSE(r.epoch_times_s.empty());
     EXPECT_GT(r.bytes_per_s, 1000.0);
     EXPECT_GT(r.bits_per_joint, 1.0);
     EXPECT_LT(r.clock_error_ms, 20.0) << "ping/pong clock estimate";
@@ -76,6 +76,22 @@ TEST(Replay, SharedClipEndToEnd) {
             EXPECT_LT(f.shape_err_cm.p95, 5.0) << "interp shows the motion itself faithfully, only late";
         }
     }
+    // Resets are epoch changes like teleports (8 s: teleports at about 3 and 6 s, resets at 4.5 s,
+    // per character), and each has a blackout of about the one-way delay plus the wait for the next
+    // snapshot (50 ms +- 10 ms, snapshots every 33 ms).
+    {
+        int resets = 0, teleports = 0;
+        for (const RecordedFrame& f : rec.frames)
+            for (const RecordedEvent& e : f.events) (e.kind == 1 ? resets : teleports)++;
+        ASSERT_GT(resets, 0);
+        ASSERT_GT(teleports, 0);
+        const FidelityResult& f = r.strategies.front().result;
+        EXPECT_EQ(f.epoch_changes, resets + teleports);
+        EXPECT_GT(f.blackout_frames, 0);
+        EXPECT_GT(f.blackout_ms_mean, 30.0);
+        EXPECT_LT(f.blackout_ms_max, 200.0);
+        for (const auto& s : r.strategies) EXPECT_EQ(s.result.blackout_frames, f.blackout_frames) << "the network's share";
+    }
     // Extrapolation is closer to the present than buffered interpolation.
     const auto by = [&](Strategy st) {
         for (const auto& s : r.strategies)
@@ -84,4 +100,13 @@ TEST(Replay, SharedClipEndToEnd) {
     };
     EXPECT_LT(by(Strategy::Extrap).present_err_cm.p95, by(Strategy::Interp).present_err_cm.p95);
     EXPECT_LT(by(Strategy::DeadBlend).accel_rms_ratio, by(Strategy::Extrap).accel_rms_ratio) << "dead blending is smoother";
+    // The default is not beaten on both accuracy and smoothness by any other strategy.
+    const FidelityResult def = by(Strategy::DeadBlendSod);
+    for (const auto& s : r.strategies) {
+        if (s.strategy == Strategy::DeadBlendSod) continue;
+        EXPECT_FALSE(s.result.present_err_cm.mean < def.present_err_cm.mean && s.result.accel_rms_ratio < def.accel_rms_ratio)
+            << strategy_name(s.strategy) << " dominates the default";
+    }
+    EXPECT_LT(def.pops, by(Strategy::Extrap).pops);
+    EXPECT_LT(def.pops, by(Strategy::DeadBlend).pops);
 }

@@ -1,5 +1,9 @@
 #include "common/anim/ops_inertialize.h"
 
+#include "common/dynamics/springs.h"
+
+#include <algorithm>
+
 namespace ks {
 
 void op_inertialize_transition(Pose& offset, const Pose& src, const Pose& dst) {
@@ -41,6 +45,57 @@ void op_inertialize(Pose& out, const Pose& offset, const Pose& input, float blen
         const vec3 ls = log(offset.scl[i]);
         out.scl[i] = input.scl[i] * exp(w0 * ls + w1 * offset.svl[i]);
         out.svl[i] = input.svl[i] + w2 * ls + w3 * offset.svl[i];
+    }
+}
+
+void PoseOffset::resize(size_t n) {
+    for (auto* v : {&pos, &vel, &rot, &ang, &scl, &svl}) v->resize(n);
+}
+
+void PoseOffset::clear() {
+    for (auto* v : {&pos, &vel, &rot, &ang, &scl, &svl}) std::fill(v->begin(), v->end(), vec3{});
+}
+
+void op_offset_capture(PoseOffset& offset, const Pose& src, const Pose& dst) {
+    assert(offset.pos.size() == size_t(src.size()) && src.size() == dst.size());
+    for (size_t i = 0; i < size_t(src.size()); ++i) {
+        offset.pos[i] = src.pos[i] - dst.pos[i];
+        offset.vel[i] = src.vel[i] - dst.vel[i];
+        const quat off = quat_abs(quat_mul_inv(src.rot[i], dst.rot[i]));
+        const vec3 x = quat_to_scaled_angle_axis(off);
+        offset.rot[i] = x;
+        // Output angular velocity is J_l(x) x' + R(off) w_dst; make it w_src.
+        offset.ang[i] = so3_left_jacobian_inv_mul(x, src.ang[i] - quat_mul_vec3(off, dst.ang[i]));
+        offset.scl[i] = log(src.scl[i] / dst.scl[i]);
+        offset.svl[i] = src.svl[i] - dst.svl[i];
+    }
+}
+
+void op_offset_decay(PoseOffset& offset, std::span<const float> omega, float zeta, float dt) {
+    assert(omega.size() == offset.pos.size());
+    for (size_t i = 0; i < offset.pos.size(); ++i) {
+        const DampedStep s = damped_decay_step(omega[i], zeta, dt);
+        auto step = [&](vec3& x, vec3& v) {
+            const vec3 x0 = x, v0 = v;
+            x = s.xx * x0 + s.xv * v0;
+            v = s.vx * x0 + s.vv * v0;
+        };
+        step(offset.pos[i], offset.vel[i]);
+        step(offset.rot[i], offset.ang[i]);
+        step(offset.scl[i], offset.svl[i]);
+    }
+}
+
+void op_offset_apply(Pose& out, const PoseOffset& offset, const Pose& input) {
+    assert(out.size() == input.size() && offset.pos.size() == size_t(input.size()));
+    for (size_t i = 0; i < size_t(input.size()); ++i) {
+        out.pos[i] = input.pos[i] + offset.pos[i];
+        out.vel[i] = input.vel[i] + offset.vel[i];
+        const quat off = quat_from_scaled_angle_axis(offset.rot[i]);
+        out.rot[i] = quat_mul(off, input.rot[i]);
+        out.ang[i] = so3_left_jacobian_mul(offset.rot[i], offset.ang[i]) + quat_mul_vec3(off, input.ang[i]);
+        out.scl[i] = input.scl[i] * exp(offset.scl[i]);
+        out.svl[i] = input.svl[i] + offset.svl[i];
     }
 }
 

@@ -11,6 +11,9 @@
 // its rotation vector (chosen so the output's angular velocity equals the source's at the
 // transition); scl/svl the scale ratio and the rate of its log.
 
+#include <span>
+#include <vector>
+
 #include "common/anim/pose.h"
 
 namespace ks {
@@ -20,5 +23,25 @@ void op_inertialize_transition(Pose& offset, const Pose& src, const Pose& dst);
 // blend_time: seconds since the transition; velocities are exact d/dt with blend_time advancing
 // with time and `input` moving along its own velocities.
 void op_inertialize(Pose& out, const Pose& offset, const Pose& input, float blend_time, float blend_duration);
+
+// Spring inertialization: an offset between what was shown and a new input that decays as a
+// damped oscillator (x'' + 2 zeta w x' + w^2 x = 0 on each channel), exactly over any dt, with w
+// per joint. Unlike op_inertialize it has no end: a new offset may be captured at any time from
+// what is shown, so corrections chain and the output stays C1.
+//
+// Rotations are kept as rotation vectors, never re-wrapped: a decaying offset whose angle passes
+// pi (a large, fast correction) stays one continuous path instead of jumping to the other side.
+struct PoseOffset {
+    std::vector<vec3> pos, vel;  // position offset and its rate
+    std::vector<vec3> rot, ang;  // rotation vector of out * in^-1 and its rate
+    std::vector<vec3> scl, svl;  // log scale ratio and its rate
+    void resize(size_t n);
+    void clear();  // all zero
+};
+// The offset that makes op_offset_apply(out, offset, dst) == src, velocities included.
+void op_offset_capture(PoseOffset& offset, const Pose& src, const Pose& dst);
+void op_offset_decay(PoseOffset& offset, std::span<const float> omega, float zeta, float dt);
+// out = the offset applied to input: pos + x, exp(x) * rot, scl * exp(x), with exact velocities.
+void op_offset_apply(Pose& out, const PoseOffset& offset, const Pose& input);
 
 }  // namespace ks

@@ -1,5 +1,8 @@
 #include "common/dynamics/springs.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace ks {
 
 namespace {
@@ -24,6 +27,44 @@ void spring_critical_exact(quat& x, vec3& v, quat goal, float halflife, float dt
     vec3 e = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(x, goal)));
     spring_step(e, v, vec3{}, halflife, dt);
     x = quat_mul(quat_from_scaled_angle_axis(e), goal);
+}
+
+DampedStep damped_decay_step(float omega, float zeta, float dt) {
+    const double w = std::max(0.0, double(omega)), z = std::max(0.0, double(zeta)), t = std::max(0.0, double(dt));
+    DampedStep s;
+    if (w == 0.0 || t == 0.0) {
+        s.xv = float(t);  // no spring: free motion
+        return s;
+    }
+    // Columns: the response to (x0, v0) = (1, 0) and (0, 1).
+    double xx, xv, vx, vv;
+    const double a = z * w;
+    if (std::fabs(z - 1.0) < 1e-4) {
+        const double e = std::exp(-w * t);
+        xx = e * (1.0 + w * t);
+        xv = e * t;
+        vx = -e * w * w * t;
+        vv = e * (1.0 - w * t);
+    } else if (z < 1.0) {
+        const double wd = w * std::sqrt(1.0 - z * z), e = std::exp(-a * t), c = std::cos(wd * t), sn = std::sin(wd * t);
+        xx = e * (c + a / wd * sn);
+        xv = e * sn / wd;
+        vx = -e * w * w / wd * sn;
+        vv = e * (c - a / wd * sn);
+    } else {
+        const double q = w * std::sqrt(z * z - 1.0), r1 = -a + q, r2 = -a - q;
+        const double e1 = std::exp(r1 * t), e2 = std::exp(r2 * t), den = r1 - r2;
+        // x = c1 e1 + c2 e2 with c1 = (v0 - r2 x0) / den, c2 = x0 - c1.
+        xx = (-r2 * e1 + r1 * e2) / den;
+        xv = (e1 - e2) / den;
+        vx = (-r2 * r1 * e1 + r1 * r2 * e2) / den;
+        vv = (r1 * e1 - r2 * e2) / den;
+    }
+    s.xx = float(xx);
+    s.xv = float(xv);
+    s.vx = float(vx);
+    s.vv = float(vv);
+    return s;
 }
 
 vec3 decayed_offset(vec3 x, vec3 v, float halflife, float t, vec3& rate) {

@@ -41,6 +41,13 @@ void spring_critical_exact(vec3& x, vec3& v, vec3 goal, float halflife, float dt
 // the scaled angle axis of abs(x * goal^-1), so it always takes the short way to the goal.
 void spring_critical_exact(quat& x, vec3& v, quat goal, float halflife, float dt);
 
+// Exact step of the damped oscillator x'' + 2 zeta w x' + w^2 x = 0 over dt (any zeta >= 0, any
+// dt >= 0): [x, v](dt) = [[xx, xv], [vx, vv]] [x, v](0). Computed in double.
+struct DampedStep {
+    float xx = 1, xv = 0, vx = 0, vv = 1;
+};
+DampedStep damped_decay_step(float omega, float zeta, float dt);
+
 // Offsets that decay to zero, for looping and inertialization. Each returns the offset after time
 // t given its initial value x and rate v, and writes its rate of change to `rate`.
 

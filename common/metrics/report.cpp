@@ -34,6 +34,13 @@ std::string fixed(double v, int decimals) {
     return buf;
 }
 
+// At most 6 characters for values below 1e6: three significant decimals near 1, fewer above.
+std::string compact(double v) {
+    if (!std::isfinite(v)) return fixed(v, 0);
+    const double a = std::fabs(v);
+    return fixed(v, a < 10 ? 3 : a < 100 ? 2 : a < 1000 ? 1 : 0);
+}
+
 std::string percent(double fraction) { return json_number(fraction * 100.0) + "%"; }
 
 std::string profile_text(const ReportProfile& p) {
@@ -73,7 +80,9 @@ std::string fidelity_json(const ReportHeader& h, const std::vector<StrategyRepor
         };
         o += i ? ",\n    {" : "\n    {";
         o += "\"strategy\": " + json_string(results[i].strategy);
-        o += ",\n      \"present_err_cm\": " + stat3(r.present_err_cm);
+        o += ",\n      \"present_err_cm\": {\"mean\": " + json_number(r.present_err_cm.mean) +
+             ", \"p50\": " + json_number(r.present_err_cm.p50) + ", \"p95\": " + json_number(r.present_err_cm.p95) +
+             ", \"p99\": " + json_number(r.present_err_cm.p99) + ", \"max\": " + json_number(r.present_err_cm.max) + "}";
         o += ",\n      \"shape_err_cm\": " + stat3(r.shape_err_cm);
         o += ",\n      \"rot_err_deg\": {\"mean\": " + json_number(r.rot_err_deg_mean) + ", \"p95\": " +
              json_number(r.rot_err_deg_p95) + "}";
@@ -84,7 +93,10 @@ std::string fidelity_json(const ReportHeader& h, const std::vector<StrategyRepor
         o += ",\n      \"teleport_settle_ms\": {\"mean\": " + json_number(r.teleport_settle_ms_mean) + ", \"max\": " +
              json_number(r.teleport_settle_ms_max) + "}";
         o += ",\n      \"bytes_per_s\": " + json_number(r.bytes_per_s);
-        o += ",\n      \"bits_per_joint\": " + json_number(r.bits_per_joint) + "}";
+        o += ",\n      \"bits_per_joint\": " + json_number(r.bits_per_joint);
+        o += ",\n      \"blackout_frames\": " + json_int(r.blackout_frames);
+        o += ",\n      \"blackout_ms\": {\"mean\": " + json_number(r.blackout_ms_mean) + ", \"max\": " +
+             json_number(r.blackout_ms_max) + "}}";
     }
     o += results.empty() ? "]\n}\n" : "\n  ]\n}\n";
     return o;
@@ -95,30 +107,24 @@ std::string fidelity_table(const ReportHeader& h, const std::vector<StrategyRepo
         const char* name;
         std::vector<std::string> cells;
     };
-    std::vector<Col> cols = {{"strategy", {}},      {"present cm mean", {}}, {"p95", {}},      {"max", {}},
-                             {"shape cm mean", {}}, {"p95", {}},             {"max", {}},      {"rot deg mean", {}},
-                             {"p95", {}},           {"delay ms", {}},        {"accel", {}},    {"pops", {}},
-                             {"smear", {}},         {"settle ms mean", {}},  {"max", {}},      {"bytes/s", {}},
-                             {"bits/joint", {}}};
+    std::vector<Col> cols = {{"strategy", {}}, {"present", {}}, {"p50", {}},   {"p99", {}},    {"max", {}},
+                             {"shape", {}},    {"rot", {}},     {"delay", {}}, {"accel", {}},  {"pops", {}},
+                             {"smear", {}},    {"settle", {}},  {"max", {}}};
     for (const StrategyReport& s : results) {
         const FidelityResult& r = s.result;
         const std::string cells[] = {s.strategy,
-                                     fixed(r.present_err_cm.mean, 3),
-                                     fixed(r.present_err_cm.p95, 3),
-                                     fixed(r.present_err_cm.max, 3),
-                                     fixed(r.shape_err_cm.mean, 3),
-                                     fixed(r.shape_err_cm.p95, 3),
-                                     fixed(r.shape_err_cm.max, 3),
-                                     fixed(r.rot_err_deg_mean, 3),
-                                     fixed(r.rot_err_deg_p95, 3),
-                                     fixed(r.display_delay_ms, 1),
-                                     fixed(r.accel_rms_ratio, 3),
+                                     compact(r.present_err_cm.mean),
+                                     compact(r.present_err_cm.p50),
+                                     compact(r.present_err_cm.p99),
+                                     compact(r.present_err_cm.max),
+                                     compact(r.shape_err_cm.mean),
+                                     compact(r.rot_err_deg_mean),
+                                     fixed(r.display_delay_ms, 0),
+                                     compact(r.accel_rms_ratio),
                                      std::to_string(r.pops),
                                      std::to_string(r.teleport_smear_frames),
-                                     fixed(r.teleport_settle_ms_mean, 1),
-                                     fixed(r.teleport_settle_ms_max, 1),
-                                     fixed(r.bytes_per_s, 0),
-                                     fixed(r.bits_per_joint, 2)};
+                                     fixed(r.teleport_settle_ms_mean, 0),
+                                     fixed(r.teleport_settle_ms_max, 0)};
         for (size_t c = 0; c < cols.size(); ++c) cols[c].cells.push_back(cells[c]);
     }
     std::vector<size_t> width(cols.size());
@@ -137,16 +143,24 @@ std::string fidelity_table(const ReportHeader& h, const std::vector<StrategyRepo
         while (!line.empty() && line.back() == ' ') line.pop_back();
         return line + "\n";
     };
-    std::string o = "recording " + h.recording + "  profile " + profile_text(h.profile) + "  snapshots " +
-                    json_number(h.snapshot_hz) + " Hz  render " + json_number(h.render_hz) + " Hz  seed " +
+    std::string o = "recording " + h.recording + "\nprofile " + profile_text(h.profile) + ", snapshots " +
+                    json_number(h.snapshot_hz) + " Hz, render " + json_number(h.render_hz) + " Hz, seed " +
                     std::to_string(h.seed) + "\n";
     o += row([&](size_t c) { return std::string(cols[c].name); });
     for (size_t i = 0; i < results.size(); ++i) o += row([&](size_t c) { return cols[c].cells[i]; });
+    o += "(present: |D(t)-G(t)| cm mean/p50/p99/max; shape cm; rot deg; delay ms; accel: RMS 2nd diff / truth's; settle ms)\n";
+    if (!results.empty()) {
+        // The same for every strategy of one run: the network's share and the stream's cost.
+        const FidelityResult& r = results.front().result;
+        o += "blackout " + std::to_string(r.blackout_frames) + " character-frames, " + fixed(r.blackout_ms_mean, 1) +
+             " ms mean, " + fixed(r.blackout_ms_max, 1) + " ms max over " + std::to_string(r.epoch_changes) +
+             " epoch changes; " + fixed(r.bytes_per_s / 1000.0, 2) + " kB/s, " + fixed(r.bits_per_joint, 2) +
+             " bits/joint\n";
+    }
     return o;
 }
 
-std::string fidelity_svg(const ReportHeader& h, const std::vector<StrategyReport>& results,
-                         const std::vector<double>& teleport_times_s) {
+SvgPlot fidelity_plot(const ReportHeader& h, const std::vector<StrategyReport>& results, const TimelineMarks& marks) {
     constexpr size_t kBuckets = 2000;  // at most 2 points each
     SvgPlot plot;
     const size_t slash = h.recording.find_last_of('/');
@@ -155,9 +169,10 @@ std::string fidelity_svg(const ReportHeader& h, const std::vector<StrategyReport
                  json_number(h.snapshot_hz) + " Hz, render " + json_number(h.render_hz) + " Hz, seed " +
                  std::to_string(h.seed);
     plot.xlabel = "server time (s)";
-    plot.ylabel = "mean present error (cm)";
+    plot.ylabel = "mean present error (cm, log)";
     plot.width = 1200;
     plot.height = 460;
+    plot.log_y = true;
     for (size_t i = 0; i < results.size(); ++i) {
         const auto& s = results[i].error_series;
         SvgSeries series;
@@ -185,9 +200,73 @@ std::string fidelity_svg(const ReportHeader& h, const std::vector<StrategyReport
         }
         plot.series.push_back(std::move(series));
     }
-    plot.markers = teleport_times_s;
-    plot.marker_label = "teleport";
-    return render_svg_plots({plot});
+    plot.markers = marks.epoch_times_s;
+    plot.marker_label = "teleport / reset";
+    plot.shaded = marks.blackouts_s;
+    plot.shaded_label = "blackout (no news yet)";
+    plot.ticks = marks.pop_times_s;
+    plot.ticks_label = "pops" + (marks.pops_of.empty() ? std::string() : " (" + printable(marks.pops_of) + ")");
+    return plot;
+}
+
+std::string fidelity_svg(const ReportHeader& h, const std::vector<StrategyReport>& results, const TimelineMarks& marks) {
+    return render_svg_plots({fidelity_plot(h, results, marks)});
+}
+
+SvgPlot frontier_plot(const ReportHeader& h, const std::vector<FrontierPoint>& points) {
+    SvgPlot plot;
+    const size_t slash = h.recording.find_last_of('/');
+    const std::string file = slash == std::string::npos ? h.recording : h.recording.substr(slash + 1);
+    plot.title = "Accuracy-smoothness frontier: " + printable(file) + " | " + printable(profile_text(h.profile)) +
+                 " | snapshots " + json_number(h.snapshot_hz) + " Hz";
+    plot.xlabel = "present error mean (cm, log)";
+    plot.ylabel = "accel RMS ratio (1 = as smooth as the truth)";
+    plot.width = 1200;
+    plot.height = 560;
+    plot.log_x = true;
+    std::vector<std::string> names;
+    for (const FrontierPoint& p : points)
+        if (std::find(names.begin(), names.end(), p.strategy) == names.end()) names.push_back(p.strategy);
+    for (size_t k = 0; k < names.size(); ++k) {
+        SvgSeries pts;
+        pts.name = printable(names[k]);
+        pts.color = svg_palette(int(k));
+        pts.points = true;
+        std::vector<double> err, acc;
+        for (const FrontierPoint& p : points) {
+            if (p.strategy != names[k]) continue;
+            if (p.is_default) pts.highlight.push_back(pts.x.size());
+            pts.x.push_back(p.present_err_cm);
+            pts.y.push_back(p.accel_rms_ratio);
+        }
+        SvgSeries front;
+        front.name = printable(names[k]) + " front";
+        front.color = pts.color;
+        for (size_t i : pareto_front(pts.x, pts.y)) {
+            front.x.push_back(pts.x[i]);
+            front.y.push_back(pts.y[i]);
+        }
+        plot.series.push_back(std::move(pts));
+        if (front.x.size() > 1) plot.series.push_back(std::move(front));
+    }
+    return plot;
+}
+
+std::vector<size_t> pareto_front(const std::vector<double>& error, const std::vector<double>& accel) {
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < error.size() && i < accel.size(); ++i)
+        if (std::isfinite(error[i]) && std::isfinite(accel[i])) idx.push_back(i);
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+        return error[a] != error[b] ? error[a] < error[b] : accel[a] < accel[b];
+    });
+    std::vector<size_t> front;
+    double best = INFINITY;
+    for (size_t i : idx)
+        if (accel[i] < best) {
+            front.push_back(i);
+            best = accel[i];
+        }
+    return front;
 }
 
 }  // namespace ks

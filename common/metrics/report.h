@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/io/svg.h"
 #include "common/metrics/fidelity.h"
 
 namespace ks {
@@ -46,12 +47,33 @@ std::string fidelity_json(const ReportHeader& header, const std::vector<Strategy
 // A header line, then one row per strategy; columns right-aligned, sized to fit; "-" where a value
 // is not defined (NaN), "inf" for an infinite ratio.
 std::string fidelity_table(const ReportHeader& header, const std::vector<StrategyReport>& results);
-// Mean present error over time, one series per strategy (long series are reduced to each
-// bucket's smallest and largest value, at most 4000 points, so spikes stay visible), teleports as
-// dashed vertical markers, the recording (file name without its folder), profile and rates in the
-// title.
-std::string fidelity_svg(const ReportHeader& header, const std::vector<StrategyReport>& results,
-                         const std::vector<double>& teleport_times_s);
+// The marks of one run drawn on the time plot.
+struct TimelineMarks {
+    std::vector<double> epoch_times_s;                        // dashed vertical lines
+    std::vector<std::pair<double, double>> blackouts_s;       // shaded spans
+    std::vector<double> pop_times_s;                          // ticks along the bottom
+    std::string pops_of;                                      // the strategy whose pops they are
+};
+// The time-plot panel: mean present error over time on a logarithmic axis (centimetres and metres
+// both readable), one series per strategy (long series are reduced to each bucket's smallest and
+// largest value, at most 4000 points, so spikes stay visible), epoch changes as dashed lines,
+// blackouts shaded, pops as ticks; recording (file name), profile and rates in the title.
+SvgPlot fidelity_plot(const ReportHeader& header, const std::vector<StrategyReport>& results, const TimelineMarks& marks);
+std::string fidelity_svg(const ReportHeader& header, const std::vector<StrategyReport>& results, const TimelineMarks& marks);
+
+// One run of a sweep: a strategy at one setting.
+struct FrontierPoint {
+    std::string strategy, label;
+    double present_err_cm = 0, accel_rms_ratio = 0;
+    bool is_default = false;
+};
+// The frontier panel: every point (present error mean against accel ratio), one colour per
+// strategy, each strategy's Pareto front as a line, defaults drawn larger.
+SvgPlot frontier_plot(const ReportHeader& header, const std::vector<FrontierPoint>& points);
+
+// Indices of the points on the Pareto front of (error, accel), both smaller-is-better: no other
+// point is no worse on both and better on one. Sorted by error ascending.
+std::vector<size_t> pareto_front(const std::vector<double>& error, const std::vector<double>& accel);
 
 // The number format used by fidelity_json ("%.6g" via std::to_chars; "null" when not finite).
 std::string json_number(double v);

@@ -195,10 +195,11 @@ void NetworkSimulator::send(double now_s, std::vector<uint8_t> datagram) {
     }
 }
 
-std::vector<std::vector<uint8_t>> NetworkSimulator::receive(double now_s) {
+std::vector<std::vector<uint8_t>> NetworkSimulator::receive(double now_s, std::vector<double>* times) {
     std::vector<std::vector<uint8_t>> out;
     while (!heap_.empty() && heap_.front().time <= now_s) {
         std::pop_heap(heap_.begin(), heap_.end(), later);
+        if (times) times->push_back(heap_.back().time);
         out.push_back(std::move(heap_.back().data));
         heap_.pop_back();
     }

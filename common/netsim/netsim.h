@@ -96,7 +96,8 @@ public:
     void send(double now_s, std::vector<uint8_t> datagram);
     // Datagrams whose delivery time is <= now_s, in delivery-time order (ties: submission order,
     // a duplicate counting as submitted right after its original).
-    std::vector<std::vector<uint8_t>> receive(double now_s);
+    // With `times`, each datagram's delivery time is appended to it.
+    std::vector<std::vector<uint8_t>> receive(double now_s, std::vector<double>* times = nullptr);
     double next_delivery_time() const;  // +inf if none pending
     size_t in_flight() const;
 

@@ -1,0 +1,59 @@
+#pragma once
+// Command-line options shared by kinesync-client and kinesync-replay (CLI11, header-only, so the
+// client library itself does not depend on it).
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "client/reconstruct.h"
+#include "common/netsim/netsim.h"
+
+namespace ks {
+
+inline void add_correction_options(CLI::App& app, ReconstructConfig& rc) {
+    app.add_option("--sod-f", rc.correction_sod.f, "deadblend+sod: correction frequency f, Hz")->capture_default_str()
+        ->check(CLI::Range(0.1f, 100.0f));
+    app.add_option("--sod-zeta", rc.correction_sod.zeta, "deadblend+sod: correction damping zeta")->capture_default_str()
+        ->check(CLI::Range(0.05f, 10.0f));
+    app.add_option("--correction-accel", rc.correction_accel_max,
+                   "deadblend+sod: largest acceleration a correction may add, m/s^2")->capture_default_str()
+        ->check(CLI::Range(0.1f, 1e6f));
+    app.add_option("--predict-halflife", rc.predict_halflife_s, "deadblend+sod: velocity half-life of the prediction, s")
+        ->capture_default_str()->check(CLI::Range(0.01f, 1e6f));
+}
+
+// --latency --jitter --loss --burst --dup, each overriding one field of the chosen profile.
+struct NetworkOptions {
+    NetProfile custom;
+};
+
+inline void add_network_options(CLI::App& app, NetworkOptions& o) {
+    app.add_option("--latency", o.custom.latency_ms, "one-way delay, ms (overrides the profile's)");
+    app.add_option("--jitter", o.custom.jitter_ms, "delay sd, ms");
+    app.add_option("--loss", o.custom.loss, "loss rate 0..1");
+    app.add_option("--burst", o.custom.burst_length, "mean burst length: losses come in Gilbert-Elliott bursts");
+    app.add_option("--dup", o.custom.duplicate, "duplicate rate 0..1");
+}
+
+inline bool any_network_option(const CLI::App& app) {
+    for (const char* name : {"--latency", "--jitter", "--loss", "--burst", "--dup"})
+        if (app.count(name)) return true;
+    return false;
+}
+
+// The profile `base` (empty: a perfect network) with the options given one by one applied; named
+// "custom" when any was given. Throws std::invalid_argument (validate) when the result is unusable.
+inline NetProfile resolve_network(const CLI::App& app, const NetworkOptions& o, const std::string& base) {
+    NetProfile p = base.empty() ? NetProfile{} : net_profile(base);
+    if (app.count("--latency")) p.latency_ms = o.custom.latency_ms;
+    if (app.count("--jitter")) p.jitter_ms = o.custom.jitter_ms;
+    if (app.count("--loss")) p.loss = o.custom.loss;
+    if (app.count("--burst")) p.burst = true, p.burst_length = o.custom.burst_length;
+    if (app.count("--dup")) p.duplicate = o.custom.duplicate;
+    if (any_network_option(app)) p.name = "custom";
+    else if (base.empty()) p.name = "none";
+    validate(p);
+    return p;
+}
+
+}  // namespace ks
