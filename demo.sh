@@ -41,5 +41,6 @@ trap - EXIT
 tail -n 2 "$out/server.log"
 echo
 echo "== replay: every strategy under every profile, 30 Hz snapshots =="
-./build/kinesync-replay "$out/session.ksrec" --profile all --snapshot-hz 30 --json "$out/fidelity.json" --svg "$out/fidelity.svg"
+./build/kinesync-replay "$out/session.ksrec" --profile all --snapshot-hz 30 --json "$out/fidelity.json" --svg "$out/fidelity.svg" \
+    --sweep "$out/frontier.svg"
 echo "client report: $out/clients.json"

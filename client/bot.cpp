@@ -78,7 +78,9 @@ void Bot::poll(double now_s) {
     // Render at render_hz.
     if (now_s - last_render_ >= 1.0 / cfg_.render_hz) {
         last_render_ = now_s;
-        const double est = session_.server_tick_at(now_s) / session_.tick_hz();
+        // Render on the slewing clock once ping/pong has given an estimate (the newest tick before).
+        const double est = session_.clock_valid() ? render_clock_.at(now_s, session_.clock_offset_s())
+                                                  : session_.server_tick_at(now_s) / session_.tick_hz();
         const double dt = last_est_ < -1e299 ? 1.0 / cfg_.render_hz : std::max(0.0, est - last_est_);
         last_est_ = est;
         const auto t0 = std::chrono::steady_clock::now();

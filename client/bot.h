@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "client/reconstruct.h"
+#include "client/render_clock.h"
 #include "client/session.h"
 #include "common/netsim/netsim.h"
 
@@ -51,6 +52,7 @@ private:
     std::unique_ptr<NetLink> link_;
     std::map<uint16_t, std::unique_ptr<CharacterReconstructor>> recon_;
     std::map<uint16_t, Skeleton> skeletons_;
+    RenderClock render_clock_;
     double started_ = 0, last_render_ = -1e9, disconnected_at_ = -1, last_est_ = -1e300;
     uint64_t reconnects_ = 0;
     double sync_err_sum_ = 0;

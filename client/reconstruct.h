@@ -1,6 +1,6 @@
 #pragma once
 // Turning late, lossy snapshots into the pose to show now: the client's reconstruction strategies
-// (definitions: ../shared/EVALUATION.md).
+// (how they are measured: docs/FIDELITY.md).
 //
 //   snap           the newest snapshot as it arrived
 //   interp         buffered linear/slerp interpolation `interp_delay_s` in the past (Source: 100 ms)

@@ -1,15 +1,16 @@
 #pragma once
 // The clock a client renders remote characters at: server time = local time + offset. The offset
-// follows the ping/pong estimate by slewing (at most `max_slew` seconds per second, 1 %), never by
+// follows the ping/pong estimate by slewing (at most `max_slew` seconds per second, 5 %), never by
 // stepping: a step of a few milliseconds at each pong moves every extrapolated joint by velocity x
-// step in one frame (5 mm at 2.5 m/s and 2 ms), a kink the truth does not have. Only a gap larger
-// than `snap_s` (20 ms: the first estimate, a server restart) is stepped.
+// step in one frame (5 mm at 2.5 m/s and 2 ms), a kink the truth does not have, while a 5 % change
+// of pace is invisible. Only a gap larger than `snap_s` (the first estimate, a server restart) is
+// stepped.
 
 namespace ks {
 
 class RenderClock {
 public:
-    explicit RenderClock(double max_slew = 0.01, double snap_s = 0.02) : max_slew_(max_slew), snap_s_(snap_s) {}
+    explicit RenderClock(double max_slew = 0.05, double snap_s = 0.25) : max_slew_(max_slew), snap_s_(snap_s) {}
     // Server time at local time `local_s` (non-decreasing) given the current offset estimate.
     double at(double local_s, double estimated_offset_s) {
         if (!valid_ || estimated_offset_s - offset_ > snap_s_ || offset_ - estimated_offset_s > snap_s_) {

@@ -222,7 +222,7 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
             link.up.send(t, build_ping(client_received.header(client_seq++), uint64_t(t_client * 1e6), uint32_t(frame_index)));
         }
         // Render every strategy at the client's estimate of server time, measure against the truth at t.
-        if (!any_snapshot) continue;
+        if (!any_snapshot || !offset_valid) continue;  // a client renders once its clock is synchronised
         const double est = clock.at(t_client, offset_est);
         const double dt = last_render_est < -1e299 ? render_dt : std::max(0.0, est - last_render_est);
         last_render_est = est;

@@ -82,6 +82,7 @@ public:
     // Estimated server tick at local time now_s (fractional), from pongs and snapshot ticks.
     double server_tick_at(double now_s) const;
     double clock_offset_s() const { return clock_offset_s_; }
+    bool clock_valid() const { return clock_valid_; }  // a pong has been received
     const ClientSessionStats& stats() const { return stats_; }
     const SnapshotDecoder& decoder() const { return decoder_; }
 

@@ -1,4 +1,4 @@
-// Network simulator (common/netsim): the named profiles of EVALUATION.md, and over 100k datagrams
+// Network simulator (common/netsim): the named profiles of docs/FIDELITY.md, and over 100k datagrams
 // the statistics each knob promises: loss rate, loss-run lengths (random and Gilbert-Elliott
 // bursts), duplicate rate, delay mean and sd (with the clamp at 0 accounted for exactly),
 // reordering (from jitter only), determinism per seed, the bandwidth cap's rate and tail drop, and

@@ -1,11 +1,11 @@
 #pragma once
-// kinesync-replay's outputs (../shared/EVALUATION.md, "Output"): the JSON object, a fixed-width
+// kinesync-replay's outputs (docs/FIDELITY.md, "Output"): the JSON object, a fixed-width
 // table for stdout and an SVG plot of error over time per strategy, teleports marked.
 //
 // Numbers: JSON writes every real as printf "%.6g" would in the C locale (std::to_chars with
 // precision 6, so no locale can change it; -0 as 0), counts as integers, and non-finite values
 // (statistics without data, an infinite accel ratio) as null. The same inputs give byte-identical
-// output. Keys and their order are exactly EVALUATION.md's; "profile" holds ReportProfile's fields
+// output. Keys and their order are exactly those of docs/FIDELITY.md; "profile" holds ReportProfile's fields
 // in declaration order.
 
 #include <cstdint>

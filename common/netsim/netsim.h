@@ -3,12 +3,12 @@
 // or bursty (Gilbert-Elliott) loss, duplication, and an optional bandwidth cap with a tail-drop
 // queue. The live client puts one on each direction of its UDP socket (NetLink) and the offline
 // replay drives the same code with simulated time, so a profile means the same thing in both.
-// The named profiles are those of ../shared/EVALUATION.md ("Network profiles").
+// The named profiles are those of docs/FIDELITY.md ("Networks").
 //
 // What happens to a datagram submitted with send(now, d), in this order:
 //  1. Bandwidth cap (bandwidth_kbps > 0): the link serialises datagrams one after another at
 //     bandwidth_kbps * 1000 bit/s, each counted as its payload plus kNetSimHeaderBytes (28 bytes of
-//     IP/UDP header, as EVALUATION.md counts bytes_per_s). The queue holds the bytes not yet
+//     IP/UDP header, as docs/FIDELITY.md counts bytes_per_s). The queue holds the bytes not yet
 //     serialised, including the rest of the datagram on the wire. A datagram that would take it
 //     past queue_bytes is tail-dropped (stats().queue_dropped); otherwise it leaves the link when
 //     its last bit is serialised. Without a cap it leaves at `now`.
@@ -76,7 +76,7 @@ struct NetProfile {
     size_t queue_bytes = 64 * 1024;  // tail-drop beyond this when bandwidth-capped (payload + 28 B header each)
 };
 
-// The named profiles of EVALUATION.md: lan, broadband, mobile, hostile (bursts with the default
+// The named profiles of docs/FIDELITY.md: lan, broadband, mobile, hostile (bursts with the default
 // mean length 3). Throws std::invalid_argument listing the valid names.
 NetProfile net_profile(const std::string& name);
 std::vector<std::string> net_profile_names();  // in the table's order
