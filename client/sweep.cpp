@@ -14,7 +14,7 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
         out.push_back(d);  // the default first
         auto add = [&](ReconstructConfig c) {
             c.strategy = s;
-            out.push_back(c);
+            if (variant_label(c) != variant_label(d)) out.push_back(c);  // the default is already in
         };
         switch (s) {
             case Strategy::Snap:
