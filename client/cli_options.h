@@ -18,6 +18,9 @@ inline void add_correction_options(CLI::App& app, ReconstructConfig& rc) {
     app.add_option("--correction-accel", rc.correction_accel_max,
                    "deadblend+sod: largest acceleration a correction may add, m/s^2")->capture_default_str()
         ->check(CLI::Range(0.1f, 1e6f));
+    app.add_option("--root-accel", rc.root_accel_max,
+                   "deadblend+sod: largest acceleration the root translation's correction may add, m/s^2")
+        ->capture_default_str()->check(CLI::Range(0.1f, 1e6f));
     app.add_option("--predict-halflife", rc.predict_halflife_s, "deadblend+sod: velocity half-life of the prediction, s")
         ->capture_default_str()->check(CLI::Range(0.01f, 1e6f));
 }

@@ -45,6 +45,7 @@ CharacterReconstructor::CharacterReconstructor(const Skeleton& skeleton, const R
     offset_.resize(size_t(n));
     dirs_.assign(size_t(n), quat{});
     omega_.assign(size_t(n), 0.0f);
+    omega_pos_.assign(size_t(n), 0.0f);
     bone_.assign(size_t(n), 0.0f);
     for (int j = 1; j < n; ++j) bone_[size_t(j)] = length(skeleton.offsets[size_t(j)]);
     cum_x_.assign(size_t(n), 0.0f);
@@ -199,17 +200,25 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
 
 void CharacterReconstructor::limit_correction_frequencies() {
     // A joint's offset moves every joint below it. At joint d the corrections add up to at most
-    // X_d = |root offset| + sum over the chain of |rotation offset of the parent| x bone length
-    // (+ the joint's own position offset), and V_d the same for rates. A decaying offset starts with
-    // acceleration w^2 x + 2 zeta w v, so choosing, for each joint, the w that keeps
-    // w^2 X + 2 zeta w V <= accel_max for the largest X, V below it bounds the sum at every joint.
+    // X_d = sum over the chain of |rotation offset of the parent| x bone length (+ each joint's own
+    // position offset), and V_d the same for rates. A decaying offset starts with acceleration
+    // w^2 x + 2 zeta w v, so choosing, for each joint, the w that keeps w^2 X + 2 zeta w V <= accel_max
+    // for the largest X, V below it bounds the sum at every joint. The root's translation moves the
+    // whole body and is what settles a teleport: it gets a budget of its own (root_accel_max), so a
+    // limb's large correction does not hold the body back; the two budgets add.
     const float w0 = 2.0f * kPi * cfg_.correction_sod.f, a = cfg_.correction_accel_max;
     const float zeta = std::max(cfg_.correction_sod.zeta, 0.1f), m = metres_per_unit_;
     const size_t n = offset_.pos.size();
+    auto solve = [&](float x, float v, float budget) {
+        // w^2 x + 2 zeta w v = budget, solved for w > 0; a floor, or a large velocity offset
+        // decaying too slowly drifts far before it turns.
+        const float w = x > 0 ? (-zeta * v + std::sqrt(zeta * zeta * v * v + budget * x)) / x : v > 0 ? budget / (2 * zeta * v) : w0;
+        return std::clamp(w, cfg_.correction_min_ratio * w0, w0);
+    };
     for (size_t j = 0; j < n; ++j) {
         const int p = skeleton_.parents[j];
-        cum_x_[j] = m * length(offset_.pos[j]);
-        cum_v_[j] = m * length(offset_.vel[j]);
+        cum_x_[j] = p >= 0 ? m * length(offset_.pos[j]) : 0.0f;
+        cum_v_[j] = p >= 0 ? m * length(offset_.vel[j]) : 0.0f;
         if (p >= 0) {
             cum_x_[j] += cum_x_[size_t(p)] + m * bone_[j] * length(offset_.rot[size_t(p)]);
             cum_v_[j] += cum_v_[size_t(p)] + m * bone_[j] * length(offset_.ang[size_t(p)]);
@@ -220,13 +229,10 @@ void CharacterReconstructor::limit_correction_frequencies() {
         cum_x_[p] = std::max(cum_x_[p], cum_x_[j]);
         cum_v_[p] = std::max(cum_v_[p], cum_v_[j]);
     }
-    for (size_t j = 0; j < n; ++j) {
-        const float x = cum_x_[j], v = cum_v_[j];
-        // w^2 x + 2 zeta w v = a, solved for w > 0.
-        const float w = x > 0 ? (-zeta * v + std::sqrt(zeta * zeta * v * v + a * x)) / x : v > 0 ? a / (2 * zeta * v) : w0;
-        // A floor: a large velocity offset decaying too slowly drifts far before it turns.
-        omega_[j] = std::clamp(w, cfg_.correction_min_ratio * w0, w0);
-    }
+    for (size_t j = 0; j < n; ++j) omega_pos_[j] = omega_[j] = solve(cum_x_[j], cum_v_[j], a);
+    for (size_t j = 0; j < n; ++j)
+        if (skeleton_.parents[j] < 0)
+            omega_pos_[j] = solve(m * length(offset_.pos[j]), m * length(offset_.vel[j]), cfg_.root_accel_max);
 }
 
 void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt) {
@@ -245,7 +251,7 @@ void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bo
         op_offset_capture(offset_, out_, scratch_);
         limit_correction_frequencies();
     }
-    op_offset_decay(offset_, omega_, cfg_.correction_sod.zeta, float(dt));
+    op_offset_decay(offset_, omega_, cfg_.correction_sod.zeta, float(dt), omega_pos_);
     op_offset_apply(out_, offset_, target_);
 }
 

@@ -57,8 +57,9 @@ struct ReconstructConfig {
     // deadblend+sod. A correction's offset decays as x'' + 2 zeta w x' + w^2 x = 0, w = 2 pi f (r,
     // the response to input changes, has nothing to act on: the offset's input is always zero).
     SodParams correction_sod{6.0f, 1.0f, 0.0f};
-    float correction_accel_max = 320.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
+    float correction_accel_max = 240.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
     float correction_min_ratio = 0.5f;   // w never drops below this fraction of 2 pi f (a slower offset drifts)
+    float root_accel_max = 80.0f;        // m/s^2: the root translation's correction has a budget of its own
     float predict_halflife_s = 0.3f;     // velocity half-life of the extrapolated snapshot
 };
 
@@ -105,7 +106,7 @@ private:
     uint16_t shown_epoch_ = 0;
     // deadblend+sod: the correction offset, its per-joint frequency, and the last render's time.
     PoseOffset offset_;
-    std::vector<float> omega_;
+    std::vector<float> omega_, omega_pos_;
     std::vector<float> bone_;            // per joint: rest-pose distance to its parent (units)
     std::vector<float> cum_x_, cum_v_;   // scratch: correction sizes accumulated down the chain
     float metres_per_unit_ = 1.0f;

@@ -38,8 +38,8 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                     }
                 break;
             case Strategy::DeadBlendSod:
-                for (float f : {3.0f, 4.0f, 5.0f, 6.0f, 9.0f})
-                    for (float accel : {80.0f, 160.0f, 320.0f, 1e5f})
+                for (float f : {3.0f, 4.0f, 6.0f, 9.0f})
+                    for (float accel : {80.0f, 160.0f, 240.0f, 480.0f, 1e5f})
                         for (float floor : {0.25f, 0.5f}) {
                             ReconstructConfig c = d;
                             c.correction_sod.f = f;
@@ -52,12 +52,12 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                     c.correction_sod.zeta = zeta;
                     add(c);
                 }
-                for (float ratio : {0.1f, 0.5f}) {
+                for (float root : {20.0f, 40.0f, 160.0f, 1e5f}) {
                     ReconstructConfig c = d;
-                    c.correction_min_ratio = ratio;
+                    c.root_accel_max = root;
                     add(c);
                 }
-                for (float hl : {0.1f, 0.2f, 0.5f, 1e6f}) {
+                for (float hl : {0.1f, 0.2f, 0.5f, 1.0f, 1e6f}) {
                     ReconstructConfig c = d;
                     c.predict_halflife_s = hl;
                     add(c);
@@ -80,9 +80,9 @@ std::string variant_label(const ReconstructConfig& c) {
                           double(c.deadblend_halflife_s));
             break;
         case Strategy::DeadBlendSod:
-            std::snprintf(buf, sizeof buf, "f %g zeta %g accel %g floor %g predict %g", double(c.correction_sod.f),
-                          double(c.correction_sod.zeta), double(c.correction_accel_max), double(c.correction_min_ratio),
-                          double(c.predict_halflife_s));
+            std::snprintf(buf, sizeof buf, "f %g zeta %g accel %g root %g floor %g predict %g", double(c.correction_sod.f),
+                          double(c.correction_sod.zeta), double(c.correction_accel_max), double(c.root_accel_max),
+                          double(c.correction_min_ratio), double(c.predict_halflife_s));
             break;
         default:
             buf[0] = '\0';

@@ -71,18 +71,20 @@ void op_offset_capture(PoseOffset& offset, const Pose& src, const Pose& dst) {
     }
 }
 
-void op_offset_decay(PoseOffset& offset, std::span<const float> omega, float zeta, float dt) {
-    assert(omega.size() == offset.pos.size());
+void op_offset_decay(PoseOffset& offset, std::span<const float> omega, float zeta, float dt,
+                     std::span<const float> omega_pos) {
+    assert(omega.size() == offset.pos.size() && (omega_pos.empty() || omega_pos.size() == omega.size()));
+    auto step = [](const DampedStep& s, vec3& x, vec3& v) {
+        const vec3 x0 = x, v0 = v;
+        x = s.xx * x0 + s.xv * v0;
+        v = s.vx * x0 + s.vv * v0;
+    };
     for (size_t i = 0; i < offset.pos.size(); ++i) {
         const DampedStep s = damped_decay_step(omega[i], zeta, dt);
-        auto step = [&](vec3& x, vec3& v) {
-            const vec3 x0 = x, v0 = v;
-            x = s.xx * x0 + s.xv * v0;
-            v = s.vx * x0 + s.vv * v0;
-        };
-        step(offset.pos[i], offset.vel[i]);
-        step(offset.rot[i], offset.ang[i]);
-        step(offset.scl[i], offset.svl[i]);
+        step(omega_pos.empty() || omega_pos[i] == omega[i] ? s : damped_decay_step(omega_pos[i], zeta, dt), offset.pos[i],
+             offset.vel[i]);
+        step(s, offset.rot[i], offset.ang[i]);
+        step(s, offset.scl[i], offset.svl[i]);
     }
 }
 

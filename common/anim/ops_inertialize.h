@@ -40,7 +40,10 @@ struct PoseOffset {
 };
 // The offset that makes op_offset_apply(out, offset, dst) == src, velocities included.
 void op_offset_capture(PoseOffset& offset, const Pose& src, const Pose& dst);
-void op_offset_decay(PoseOffset& offset, std::span<const float> omega, float zeta, float dt);
+// omega: per joint, for rotations and scales, and for positions unless omega_pos is given (then
+// per joint too: e.g. a root translation corrected at a pace of its own).
+void op_offset_decay(PoseOffset& offset, std::span<const float> omega, float zeta, float dt,
+                     std::span<const float> omega_pos = {});
 // out = the offset applied to input: pos + x, exp(x) * rot, scl * exp(x), with exact velocities.
 void op_offset_apply(Pose& out, const PoseOffset& offset, const Pose& input);
 
