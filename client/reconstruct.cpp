@@ -204,12 +204,13 @@ void CharacterReconstructor::limit_correction_frequencies() {
     // position offset), and V_d the same for rates. A decaying offset starts with acceleration
     // w^2 x + 2 zeta w v, so choosing, for each joint, the w that keeps w^2 X + 2 zeta w V <= accel_max
     // for the largest X, V below it bounds the sum at every joint. The root's translation moves the
-    // whole body and is what settles a teleport: it gets a budget of its own (root_accel_max), so a
-    // limb's large correction does not hold the body back; the two budgets add.
+    // whole body and is what settles a teleport: it gets a frequency and a budget of its own
+    // (root_correction_f, root_accel_max), so a limb's large correction does not hold the body
+    // back; the two budgets add.
     const float w0 = 2.0f * kPi * cfg_.correction_sod.f, a = cfg_.correction_accel_max;
     const float zeta = std::max(cfg_.correction_sod.zeta, 0.1f), m = metres_per_unit_;
     const size_t n = offset_.pos.size();
-    auto solve = [&](float x, float v, float budget) {
+    auto solve = [&](float x, float v, float budget, float w0) {
         // w^2 x + 2 zeta w v = budget, solved for w > 0; a floor, or a large velocity offset
         // decaying too slowly drifts far before it turns.
         const float w = x > 0 ? (-zeta * v + std::sqrt(zeta * zeta * v * v + budget * x)) / x : v > 0 ? budget / (2 * zeta * v) : w0;
@@ -229,10 +230,11 @@ void CharacterReconstructor::limit_correction_frequencies() {
         cum_x_[p] = std::max(cum_x_[p], cum_x_[j]);
         cum_v_[p] = std::max(cum_v_[p], cum_v_[j]);
     }
-    for (size_t j = 0; j < n; ++j) omega_pos_[j] = omega_[j] = solve(cum_x_[j], cum_v_[j], a);
+    for (size_t j = 0; j < n; ++j) omega_pos_[j] = omega_[j] = solve(cum_x_[j], cum_v_[j], a, w0);
     for (size_t j = 0; j < n; ++j)
         if (skeleton_.parents[j] < 0)
-            omega_pos_[j] = solve(m * length(offset_.pos[j]), m * length(offset_.vel[j]), cfg_.root_accel_max);
+            omega_pos_[j] = solve(m * length(offset_.pos[j]), m * length(offset_.vel[j]), cfg_.root_accel_max,
+                                  2.0f * kPi * cfg_.root_correction_f);
 }
 
 void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt) {

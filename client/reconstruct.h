@@ -59,7 +59,8 @@ struct ReconstructConfig {
     SodParams correction_sod{6.0f, 1.0f, 0.0f};
     float correction_accel_max = 240.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
     float correction_min_ratio = 0.5f;   // w never drops below this fraction of 2 pi f (a slower offset drifts)
-    float root_accel_max = 80.0f;        // m/s^2: the root translation's correction has a budget of its own
+    float root_correction_f = 12.0f;     // Hz: the root translation's correction has a frequency
+    float root_accel_max = 160.0f;       // and a budget (m/s^2) of its own
     float predict_halflife_s = 0.3f;     // velocity half-life of the extrapolated snapshot
 };
 

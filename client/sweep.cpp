@@ -52,9 +52,14 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                     c.correction_sod.zeta = zeta;
                     add(c);
                 }
-                for (float root : {20.0f, 40.0f, 160.0f, 1e5f}) {
+                for (float root : {40.0f, 80.0f, 320.0f, 1e5f}) {
                     ReconstructConfig c = d;
                     c.root_accel_max = root;
+                    add(c);
+                }
+                for (float root_f : {6.0f, 9.0f, 18.0f}) {
+                    ReconstructConfig c = d;
+                    c.root_correction_f = root_f;
                     add(c);
                 }
                 for (float hl : {0.1f, 0.2f, 0.5f, 1.0f, 1e6f}) {
@@ -80,8 +85,9 @@ std::string variant_label(const ReconstructConfig& c) {
                           double(c.deadblend_halflife_s));
             break;
         case Strategy::DeadBlendSod:
-            std::snprintf(buf, sizeof buf, "f %g zeta %g accel %g root %g floor %g predict %g", double(c.correction_sod.f),
-                          double(c.correction_sod.zeta), double(c.correction_accel_max), double(c.root_accel_max),
+            std::snprintf(buf, sizeof buf, "f %g zeta %g accel %g root %g/%g floor %g predict %g",
+                          double(c.correction_sod.f), double(c.correction_sod.zeta), double(c.correction_accel_max),
+                          double(c.root_correction_f), double(c.root_accel_max),
                           double(c.correction_min_ratio), double(c.predict_halflife_s));
             break;
         default:

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# kinesync-replay from the command line, as a user pipes it: stdout and stderr into one pipe.
+# Checks: no progress inside the output, the table fits 120 columns, the network options make a
+# "custom" profile, --sweep and --svg write well-formed files, a bad option is refused.
+set -euo pipefail
+bin="$1"; dir="$2"
+mkdir -p "$dir"
+"$bin/kinesync-server" --no-network --duration 4 --characters 2 --teleport-every 1.5 --reset-every 2 --seed 3 \
+    --record "$dir/cli.ksrec" > "$dir/server.log" 2>&1
+out=$("$bin/kinesync-replay" "$dir/cli.ksrec" --profile broadband --latency 80 --loss 0.02 \
+    --svg "$dir/cli-time.svg" --sweep "$dir/cli-frontier.svg" --json "$dir/cli.json" 2>&1 | cat)
+fail() { echo "FAIL: $*"; echo "$out"; exit 1; }
+if grep -qE $'\r|: +[0-9]+ %' <<<"$out"; then fail "progress in the piped output"; fi
+grep -q '^profile custom (80 ms' <<<"$out" || fail "custom profile line"
+grep -q '^deadblend+sod ' <<<"$out" || fail "default strategy row"
+grep -q '^sweep, custom' <<<"$out" || fail "sweep listing"
+while IFS= read -r line; do
+  case "$line" in recording*|plot:*|frontier:*|json:*) continue ;; esac
+  [ "${#line}" -le 120 ] || fail "line longer than 120 columns: $line"
+done <<<"$out"
+for f in cli-time.svg cli-frontier.svg; do
+  head -c 5 "$dir/$f" | grep -q '<?xml' || fail "$f not written"
+  grep -q '</svg>' "$dir/$f" || fail "$f incomplete"
+done
+grep -q '"blackout_ms"' "$dir/cli.json" || fail "json lacks blackout_ms"
+if "$bin/kinesync-replay" "$dir/cli.ksrec" --loss 2 > /dev/null 2>&1; then fail "loss 2 accepted"; fi
+echo "replay CLI ok"
