@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <utility>
+
 #include "common/dynamics/springs.h"
 #include "tests/support/synthetic.h"
 
@@ -97,4 +101,124 @@ TEST(Springs, DecayedOffsetsEndAsPromisedAndRatesMatch) {
     EXPECT_NEAR(softfade(1.0f, 10.0f), 0.0f, 1e-4f);
     EXPECT_NEAR(softfade_grad_zero(10.0f), -2.0f * std::exp(10.0f) / (1 + std::exp(10.0f)), 1e-5f);
     EXPECT_TRUE(std::isfinite(softfade(-5.0f, 50.0f)));
+}
+
+namespace {
+
+// RK4 of x'' + 2 zeta w x' + w^2 x = 0 in double with 1e-5 s steps (the last step shortened).
+void rk4_damped(double w, double zeta, double t, double& x, double& v) {
+    auto acc = [&](double xx, double vv) { return -2.0 * zeta * w * vv - w * w * xx; };
+    const double h0 = 1e-5;
+    double done = 0.0;
+    while (done < t) {
+        const double h = std::min(h0, t - done);
+        const double k1x = v, k1v = acc(x, v);
+        const double k2x = v + 0.5 * h * k1v, k2v = acc(x + 0.5 * h * k1x, v + 0.5 * h * k1v);
+        const double k3x = v + 0.5 * h * k2v, k3v = acc(x + 0.5 * h * k2x, v + 0.5 * h * k2v);
+        const double k4x = v + h * k3v, k4v = acc(x + h * k3x, v + h * k3v);
+        x += h / 6.0 * (k1x + 2 * k2x + 2 * k3x + k4x);
+        v += h / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v);
+        done += h;
+    }
+}
+
+// Compares the step's columns (responses to (x0, v0) = (1, 0) and (0, 1)) with RK4. The
+// tolerance is relative to each entry's natural scale: x ~ 1 and v ~ w for the first column,
+// x ~ 1 / w and v ~ 1 for the second (float rounding of the result is ~6e-8 of that).
+void expect_step_matches_rk4(float omega, float zeta, float dt, double tol) {
+    const DampedStep s = damped_decay_step(omega, zeta, dt);
+    const double w = omega;
+    double x = 1, v = 0;
+    rk4_damped(omega, zeta, dt, x, v);
+    EXPECT_NEAR(s.xx, x, tol) << "zeta " << zeta << " omega " << omega << " dt " << dt;
+    EXPECT_NEAR(s.vx, v, tol * w) << "zeta " << zeta << " omega " << omega << " dt " << dt;
+    x = 0, v = 1;
+    rk4_damped(omega, zeta, dt, x, v);
+    EXPECT_NEAR(s.xv, x, tol / w) << "zeta " << zeta << " omega " << omega << " dt " << dt;
+    EXPECT_NEAR(s.vv, v, tol) << "zeta " << zeta << " omega " << omega << " dt " << dt;
+}
+
+}  // namespace
+
+TEST(Springs, DampedDecayStepMatchesFineNumericalIntegration) {
+    int checked = 0;
+    for (float zeta : {0.0f, 0.3f, 0.99f, 1.0f, 1.0002f, 1.01f, 2.5f}) {
+        for (float omega : {0.5f, 4.0f, 18.0f, 60.0f}) {
+            for (float dt : {1.0f / 240.0f, 1.0f / 60.0f, 0.1f, 0.7f}) {
+                expect_step_matches_rk4(omega, zeta, dt, 2e-6);
+                ++checked;
+            }
+        }
+    }
+    EXPECT_EQ(checked, 7 * 4 * 4);
+    // Near critical (|zeta - 1| < 1e-4) the step uses the zeta = 1 formula and is only ~5e-5
+    // accurate: see DISABLED_DampedDecayStepIsAccurateNearCritical. Checked here at that level.
+    for (float zeta : {1.00005f, 0.99995f})
+        for (float omega : {0.5f, 4.0f, 18.0f, 60.0f})
+            for (float dt : {1.0f / 60.0f, 0.1f, 0.7f}) expect_step_matches_rk4(omega, zeta, dt, 1e-4);
+}
+
+// Disabled: fails on e445fc4. damped_decay_step (common/dynamics/springs.cpp, the branch
+// `std::fabs(z - 1.0) < 1e-4`) uses the exactly critical solution for every zeta within 1e-4 of 1,
+// ignoring zeta - 1 altogether (it is first order in it): e.g. omega 4, zeta 1.00005, dt 0.5 gives
+// xx 0.40600586 (the zeta = 1 value) where the exact value is 0.40602388, and the entries jump by
+// up to ~4e-5 where zeta crosses 1 +- 1e-4 (vs ~1e-7 float accuracy elsewhere).
+TEST(Springs, DISABLED_DampedDecayStepIsAccurateNearCritical) {
+    for (float zeta = 0.9998f; zeta <= 1.0002f; zeta += 0.00001f)
+        for (float omega : {3.0f, 37.7f})
+            for (float dt : {1.0f / 60.0f, 0.2f}) expect_step_matches_rk4(omega, zeta, dt, 2e-6);
+}
+
+TEST(Springs, DampedDecayStepIsASemigroup) {
+    // Exact over any dt: step(dt1) then step(dt2) is step(dt1 + dt2), as a matrix product.
+    for (float zeta : {0.3f, 1.0f, 1.00005f, 2.5f}) {
+        for (float omega : {1.0f, 7.0f, 40.0f}) {
+            for (auto [dt1, dt2] : {std::pair{0.004f, 0.013f}, std::pair{1.0f / 60.0f, 1.0f / 60.0f}, std::pair{0.05f, 0.3f},
+                                    std::pair{0.2f, 0.0f}}) {
+                const DampedStep a = damped_decay_step(omega, zeta, dt1), b = damped_decay_step(omega, zeta, dt2);
+                const DampedStep c = damped_decay_step(omega, zeta, dt1 + dt2);
+                // [b] * [a]
+                const float xx = b.xx * a.xx + b.xv * a.vx, xv = b.xx * a.xv + b.xv * a.vv;
+                const float vx = b.vx * a.xx + b.vv * a.vx, vv = b.vx * a.xv + b.vv * a.vv;
+                const float w = omega;
+                const std::string where = "zeta " + std::to_string(zeta) + " omega " + std::to_string(omega) +
+                                          " dt " + std::to_string(dt1) + " + " + std::to_string(dt2);
+                EXPECT_NEAR(xx, c.xx, 1e-6f) << where;
+                EXPECT_NEAR(xv, c.xv, 1e-6f / w) << where;
+                EXPECT_NEAR(vx, c.vx, 1e-6f * w) << where;
+                EXPECT_NEAR(vv, c.vv, 1e-6f) << where;
+            }
+        }
+    }
+    // Many small steps applied to a state equal one big step.
+    for (float zeta : {0.3f, 1.0f, 2.5f}) {
+        float x = 0.7f, v = -2.0f;
+        const DampedStep s = damped_decay_step(9.0f, zeta, 0.01f);
+        for (int i = 0; i < 50; ++i) {
+            const float x0 = x;
+            x = s.xx * x0 + s.xv * v;
+            v = s.vx * x0 + s.vv * v;
+        }
+        const DampedStep big = damped_decay_step(9.0f, zeta, 0.5f);
+        EXPECT_NEAR(x, big.xx * 0.7f + big.xv * -2.0f, 2e-6f) << zeta;
+        EXPECT_NEAR(v, big.vx * 0.7f + big.vv * -2.0f, 2e-5f) << zeta;
+    }
+}
+
+TEST(Springs, DampedDecayStepWithoutSpringIsFreeMotion) {
+    for (float zeta : {0.0f, 1.0f, 2.5f}) {
+        for (float dt : {0.0f, 0.01f, 0.5f, 3.0f}) {
+            const DampedStep s = damped_decay_step(0.0f, zeta, dt);
+            EXPECT_EQ(s.xx, 1.0f);
+            EXPECT_EQ(s.xv, dt) << "x += v dt";
+            EXPECT_EQ(s.vx, 0.0f);
+            EXPECT_EQ(s.vv, 1.0f);
+        }
+    }
+    // dt = 0 is the identity for any spring.
+    const DampedStep id = damped_decay_step(25.0f, 0.7f, 0.0f);
+    EXPECT_EQ(id.xx, 1.0f);
+    EXPECT_EQ(id.xv, 0.0f);
+    EXPECT_EQ(id.vx, 0.0f);
+    EXPECT_EQ(id.vv, 1.0f);
 }
