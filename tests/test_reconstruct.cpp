@@ -305,6 +305,7 @@ TEST(Reconstruct, DeadblendSodDisplayIsC1AcrossNoisySnapshots) {
         ReconstructConfig cfg;
         cfg.strategy = Strategy::DeadBlendSod;
         cfg.correction_accel_max = c.accel_max;
+        cfg.root_accel_max = c.accel_max;  // joint 0's position moves only with the root's own offset
         cfg.correction_min_ratio = c.min_ratio;
         const NoisyRun run = run_noisy(s, cfg, 0.03f, 6.0, 1e9);
         const Kinks k = kinks_of(run);
@@ -337,6 +338,7 @@ TEST(Reconstruct, DeadblendSodTeleportShowsTheNewSnapshotExtrapolatedAtOnce) {
         cfg.strategy = Strategy::DeadBlendSod;
         cfg.predict_halflife_s = predict_halflife;
         cfg.correction_accel_max = 20.0f;
+        cfg.root_accel_max = 20.0f;
         cfg.correction_min_ratio = 0.25f;
         int calls = 0;
         const NoisyRun run = run_noisy(s, cfg, 0.03f, 4.0, 2.0, [&](double now, const Pose& shown, double snap_t, const Pose& snap) {

@@ -83,7 +83,7 @@ TEST(RenderClock, MonotonicUnderJitteringEstimates) {
     // never advances faster than (1 + max_slew) local.
     std::mt19937 gen(11);
     std::uniform_real_distribution<double> jitter(-0.005, 0.005), frame(0.0, 0.03);
-    RenderClock c;
+    RenderClock c(0.01, 0.02);
     double local = 3.0, prev = c.at(local, 0.25);
     for (int k = 0; k < 20000; ++k) {
         const double d_local = (k % 17 == 0) ? 0.0 : frame(gen);
@@ -97,4 +97,13 @@ TEST(RenderClock, MonotonicUnderJitteringEstimates) {
         EXPECT_LT(std::fabs(c.offset() - 0.25), 0.0052) << "frame " << k;
         prev = server;
     }
+}
+
+TEST(RenderClock, DefaultsSlewFivePercentAndStepAQuarterSecond) {
+    RenderClock c;
+    c.at(0.0, 1.0);
+    c.at(1.0, 1.2);  // under 0.25 s: slewed, 5 % of one local second
+    EXPECT_NEAR(c.offset(), 1.05, 1e-12);
+    c.at(2.0, 1.6);  // 0.55 s away: stepped
+    EXPECT_DOUBLE_EQ(c.offset(), 1.6);
 }

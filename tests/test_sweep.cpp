@@ -23,7 +23,8 @@ bool same_swept_fields(const ReconstructConfig& a, const ReconstructConfig& b) {
         case Strategy::DeadBlendSod:
             return a.correction_sod.f == b.correction_sod.f && a.correction_sod.zeta == b.correction_sod.zeta &&
                    a.correction_accel_max == b.correction_accel_max &&
-                   a.correction_min_ratio == b.correction_min_ratio && a.predict_halflife_s == b.predict_halflife_s;
+                   a.correction_min_ratio == b.correction_min_ratio && a.predict_halflife_s == b.predict_halflife_s &&
+                   a.root_correction_f == b.root_correction_f && a.root_accel_max == b.root_accel_max;
         default:
             return true;
     }
@@ -99,21 +100,21 @@ TEST(Sweep, DeadblendSodSweepsEachOfItsFields) {
     d.strategy = Strategy::DeadBlendSod;
     EXPECT_TRUE(same_swept_fields(v.front(), d));
     // Each field the grid sweeps is actually varied by some variant.
-    bool f = false, zeta = false, accel = false, ratio = false, predict = false;
+    bool f = false, zeta = false, accel = false, ratio = false, predict = false, root_f = false, root_a = false;
     for (const ReconstructConfig& c : v) {
+        root_f |= c.root_correction_f != base.root_correction_f;
+        root_a |= c.root_accel_max != base.root_accel_max;
         f |= c.correction_sod.f != base.correction_sod.f;
         zeta |= c.correction_sod.zeta != base.correction_sod.zeta;
         accel |= c.correction_accel_max != base.correction_accel_max;
         ratio |= c.correction_min_ratio != base.correction_min_ratio;
         predict |= c.predict_halflife_s != base.predict_halflife_s;
     }
-    EXPECT_TRUE(f && zeta && accel && ratio && predict);
+    EXPECT_TRUE(f && zeta && accel && ratio && predict && root_f && root_a);
 }
 
-// Disabled: fails on e445fc4, sweep_variants (client/sweep.cpp) re-adds the default point for deadblend+sod
-// twice (f 6 x accel 320 x floor 0.5 in the grid, and ratio 0.5 in the floor loop) and for
-// deadblend once (blend 0.05 x halflife 5). Enable once the grid skips the default.
-TEST(Sweep, DISABLED_EveryVariantAfterTheDefaultDiffersFromIt) {
+// The grid contains the default's own values (f 6, blend 50 ms...): it must not list them twice.
+TEST(Sweep, EveryVariantAfterTheDefaultDiffersFromIt) {
     const ReconstructConfig base;
     for (Strategy s : {Strategy::DeadBlendSod, Strategy::DeadBlend, Strategy::Interp, Strategy::Hermite}) {
         const std::vector<ReconstructConfig> v = sweep_variants(base, {s});
@@ -151,7 +152,7 @@ TEST(Sweep, LabelsNameTheSweptSettings) {
     EXPECT_EQ(variant_label(c), "blend 100 ms halflife 0.3 s");
     c = ReconstructConfig{};
     c.strategy = Strategy::DeadBlendSod;
-    EXPECT_EQ(variant_label(c), "f 6 zeta 1 accel 320 floor 0.5 predict 0.3");
+    EXPECT_EQ(variant_label(c), "f 6 zeta 1 accel 240 root 12/160 floor 0.5 predict 0.3");
     // Variants that differ in a swept field have different labels (within a strategy).
     for (size_t i = 0; i < v.size(); ++i)
         for (size_t j = i + 1; j < v.size(); ++j)

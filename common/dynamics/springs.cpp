@@ -36,30 +36,26 @@ DampedStep damped_decay_step(float omega, float zeta, float dt) {
         s.xv = float(t);  // no spring: free motion
         return s;
     }
-    // Columns: the response to (x0, v0) = (1, 0) and (0, 1).
-    double xx, xv, vx, vv;
-    const double a = z * w;
-    if (std::fabs(z - 1.0) < 1e-4) {
-        const double e = std::exp(-w * t);
-        xx = e * (1.0 + w * t);
-        xv = e * t;
-        vx = -e * w * w * t;
-        vv = e * (1.0 - w * t);
-    } else if (z < 1.0) {
-        const double wd = w * std::sqrt(1.0 - z * z), e = std::exp(-a * t), c = std::cos(wd * t), sn = std::sin(wd * t);
-        xx = e * (c + a / wd * sn);
-        xv = e * sn / wd;
-        vx = -e * w * w / wd * sn;
-        vv = e * (c - a / wd * sn);
+    // One form for every zeta: with a = zeta w and q^2 = w^2 (zeta^2 - 1),
+    // C = cosh(q t) and S = sinh(q t) / q (cos and sin / w_d when q^2 < 0, their series near
+    // critical damping, so the result is continuous and exact to rounding as zeta crosses 1):
+    // [x, v](t) = e^{-a t} [[C + a S, S], [-w^2 S, C - a S]] [x, v](0).
+    const double a = z * w, q2 = w * w * (z * z - 1.0), u = q2 * t * t;
+    double C, S;
+    if (std::fabs(u) < 1e-4) {
+        C = 1.0 + u / 2.0 + u * u / 24.0 + u * u * u / 720.0;
+        S = t * (1.0 + u / 6.0 + u * u / 120.0 + u * u * u / 5040.0);
+    } else if (q2 < 0.0) {
+        const double wd = std::sqrt(-q2);
+        C = std::cos(wd * t);
+        S = std::sin(wd * t) / wd;
     } else {
-        const double q = w * std::sqrt(z * z - 1.0), r1 = -a + q, r2 = -a - q;
-        const double e1 = std::exp(r1 * t), e2 = std::exp(r2 * t), den = r1 - r2;
-        // x = c1 e1 + c2 e2 with c1 = (v0 - r2 x0) / den, c2 = x0 - c1.
-        xx = (-r2 * e1 + r1 * e2) / den;
-        xv = (e1 - e2) / den;
-        vx = (-r2 * r1 * e1 + r1 * r2 * e2) / den;
-        vv = (r1 * e1 - r2 * e2) / den;
+        const double q = std::sqrt(q2);
+        C = std::cosh(q * t);
+        S = std::sinh(q * t) / q;
     }
+    const double e = std::exp(-a * t);
+    const double xx = e * (C + a * S), xv = e * S, vx = -e * w * w * S, vv = e * (C - a * S);
     s.xx = float(xx);
     s.xv = float(xv);
     s.vx = float(vx);
