@@ -18,6 +18,9 @@ inline void add_correction_options(CLI::App& app, ReconstructConfig& rc) {
     app.add_option("--correction-accel", rc.correction_accel_max,
                    "deadblend+sod: largest acceleration a correction may add, m/s^2")->capture_default_str()
         ->check(CLI::Range(0.1f, 1e6f));
+    app.add_option("--correction-floor", rc.correction_min_ratio,
+                   "deadblend+sod: the budget never slows a correction below this fraction of f")
+        ->capture_default_str()->check(CLI::Range(0.01f, 1.0f));
     app.add_option("--root-f", rc.root_correction_f, "deadblend+sod: the root translation's correction frequency, Hz")
         ->capture_default_str()->check(CLI::Range(0.1f, 100.0f));
     app.add_option("--root-accel", rc.root_accel_max,

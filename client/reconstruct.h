@@ -57,8 +57,8 @@ struct ReconstructConfig {
     // deadblend+sod. A correction's offset decays as x'' + 2 zeta w x' + w^2 x = 0, w = 2 pi f (r,
     // the response to input changes, has nothing to act on: the offset's input is always zero).
     SodParams correction_sod{6.0f, 1.0f, 0.0f};
-    float correction_accel_max = 240.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
-    float correction_min_ratio = 0.5f;   // w never drops below this fraction of 2 pi f (a slower offset drifts)
+    float correction_accel_max = 480.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
+    float correction_min_ratio = 0.25f;  // w never drops below this fraction of 2 pi f (a slower offset drifts)
     float root_correction_f = 12.0f;     // Hz: the root translation's correction has a frequency
     float root_accel_max = 160.0f;       // and a budget (m/s^2) of its own
     float predict_halflife_s = 0.3f;     // velocity half-life of the extrapolated snapshot

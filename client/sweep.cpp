@@ -39,7 +39,7 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                 break;
             case Strategy::DeadBlendSod:
                 for (float f : {3.0f, 4.0f, 6.0f, 9.0f})
-                    for (float accel : {80.0f, 160.0f, 240.0f, 480.0f, 1e5f})
+                    for (float accel : {80.0f, 160.0f, 240.0f, 480.0f, 960.0f, 1e5f})
                         for (float floor : {0.25f, 0.5f}) {
                             ReconstructConfig c = d;
                             c.correction_sod.f = f;
