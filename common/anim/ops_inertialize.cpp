@@ -6,16 +6,32 @@
 
 namespace ks {
 
+namespace {
+
+// The rotation offset abs(src * dst^-1) (short way), its rotation vector x, and the rate of x that
+// makes the output's angular velocity J_l(x) x' + R(off) w_dst equal w_src.
+struct RotationOffset {
+    quat off;
+    vec3 x, rate;
+};
+RotationOffset rotation_offset(quat src, vec3 src_ang, quat dst, vec3 dst_ang) {
+    RotationOffset r;
+    r.off = quat_abs(quat_mul_inv(src, dst));
+    r.x = quat_to_scaled_angle_axis(r.off);
+    r.rate = so3_left_jacobian_inv_mul(r.x, src_ang - quat_mul_vec3(r.off, dst_ang));
+    return r;
+}
+
+}  // namespace
+
 void op_inertialize_transition(Pose& offset, const Pose& src, const Pose& dst) {
     assert(offset.size() == src.size() && src.size() == dst.size());
     for (size_t i = 0; i < size_t(src.size()); ++i) {
         offset.pos[i] = src.pos[i] - dst.pos[i];
         offset.vel[i] = src.vel[i] - dst.vel[i];
-        const quat off = quat_abs(quat_mul_inv(src.rot[i], dst.rot[i]));
-        const vec3 x = quat_to_scaled_angle_axis(off);
-        offset.rot[i] = off;
-        // Output angular velocity at t=0 is J_l(x) dx + R(off) w_dst; make it w_src.
-        offset.ang[i] = so3_left_jacobian_inv_mul(x, src.ang[i] - quat_mul_vec3(off, dst.ang[i]));
+        const RotationOffset r = rotation_offset(src.rot[i], src.ang[i], dst.rot[i], dst.ang[i]);
+        offset.rot[i] = r.off;
+        offset.ang[i] = r.rate;
         offset.scl[i] = src.scl[i] / dst.scl[i];
         offset.svl[i] = src.svl[i] - dst.svl[i];
     }
@@ -61,11 +77,9 @@ void op_offset_capture(PoseOffset& offset, const Pose& src, const Pose& dst) {
     for (size_t i = 0; i < size_t(src.size()); ++i) {
         offset.pos[i] = src.pos[i] - dst.pos[i];
         offset.vel[i] = src.vel[i] - dst.vel[i];
-        const quat off = quat_abs(quat_mul_inv(src.rot[i], dst.rot[i]));
-        const vec3 x = quat_to_scaled_angle_axis(off);
-        offset.rot[i] = x;
-        // Output angular velocity is J_l(x) x' + R(off) w_dst; make it w_src.
-        offset.ang[i] = so3_left_jacobian_inv_mul(x, src.ang[i] - quat_mul_vec3(off, dst.ang[i]));
+        const RotationOffset r = rotation_offset(src.rot[i], src.ang[i], dst.rot[i], dst.ang[i]);
+        offset.rot[i] = r.x;  // kept as a rotation vector from here on
+        offset.ang[i] = r.rate;
         offset.scl[i] = log(src.scl[i] / dst.scl[i]);
         offset.svl[i] = src.svl[i] - dst.svl[i];
     }
