@@ -26,6 +26,9 @@ inline void add_correction_options(CLI::App& app, ReconstructConfig& rc) {
     app.add_option("--root-accel", rc.root_accel_max,
                    "deadblend+sod: largest acceleration the root translation's correction may add, m/s^2")
         ->capture_default_str()->check(CLI::Range(0.1f, 1e6f));
+    app.add_option("--predict-root-halflife", rc.predict_root_halflife_s,
+                   "deadblend+sod: velocity half-life of the root's prediction, s")->capture_default_str()
+        ->check(CLI::Range(0.01f, 1e10f));
     app.add_option("--predict-halflife", rc.predict_halflife_s, "deadblend+sod: velocity half-life of the prediction, s")
         ->capture_default_str()->check(CLI::Range(0.01f, 1e6f));
 }

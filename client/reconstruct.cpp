@@ -42,6 +42,8 @@ CharacterReconstructor::CharacterReconstructor(const Skeleton& skeleton, const R
     transition_.resize(n);
     scratch_.resize(n);
     motion_.resize(n);
+    root_in_.resize(1);
+    root_out_.resize(1);
     offset_.resize(size_t(n));
     dirs_.assign(size_t(n), quat{});
     omega_.assign(size_t(n), 0.0f);
@@ -65,9 +67,14 @@ void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t e
     while (snaps_.size() > 2 && snaps_.back().t - snaps_.front().t > 1.0) snaps_.pop_front();
 }
 
-void CharacterReconstructor::extrapolate(Pose& out, const Snap& s, double now, float halflife) {
+void CharacterReconstructor::extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife) {
     const double te = std::max(now - s.t, -0.05);  // a little backwards if the clock estimate runs ahead
     op_extrapolate_decayed(out, s.pose, float(std::min(te, cfg_.extrap_cap_s)), halflife);
+    if (root_halflife != halflife) {
+        root_in_.set(0, s.pose.get(0));
+        op_extrapolate_decayed(root_out_, root_in_, float(std::min(te, cfg_.extrap_cap_s)), root_halflife);
+        out.set(0, root_out_.get(0));
+    }
     if (te > cfg_.extrap_cap_s) {
         // Past the cap: the velocities decay, so long loss ends in a gentle stop.
         scratch_ = out;
@@ -139,13 +146,13 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
             interpolate(out_, now - cfg_.interp_delay_s, cfg_.strategy == Strategy::Hermite);
             break;
         case Strategy::Extrap:
-            extrapolate(out_, newest, now, 1e9f);
+            extrapolate(out_, newest, now, 1e9f, 1e9f);
             break;
         case Strategy::DeadBlendSod:
             render_corrected(newest, fresh, new_epoch, now, dt);
             break;
         case Strategy::DeadBlend:
-            extrapolate(target_, newest, now, 1e9f);
+            extrapolate(target_, newest, now, 1e9f, 1e9f);
             if (!have_display_ || new_epoch) {
                 out_ = target_;  // a teleport or reset: nothing blends across it
                 blending_ = false;
@@ -238,7 +245,7 @@ void CharacterReconstructor::limit_correction_frequencies() {
 }
 
 void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt) {
-    extrapolate(target_, newest, now, cfg_.predict_halflife_s);
+    extrapolate(target_, newest, now, cfg_.predict_halflife_s, cfg_.predict_root_halflife_s);
     if (!have_display_ || new_epoch) {
         // A teleport or reset: nothing carries across it; the snapshot's own velocities from the first frame.
         out_ = target_;
@@ -249,7 +256,7 @@ void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bo
         // The newer snapshot's prediction replaces the old one. The offset absorbs the difference at
         // the previous frame's time, between what was shown then and what the new prediction says it
         // should have been, so the display keeps its value and velocity; then it decays over dt.
-        extrapolate(scratch_, newest, last_now_, cfg_.predict_halflife_s);
+        extrapolate(scratch_, newest, last_now_, cfg_.predict_halflife_s, cfg_.predict_root_halflife_s);
         op_offset_capture(offset_, out_, scratch_);
         limit_correction_frequencies();
     }

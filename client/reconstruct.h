@@ -60,8 +60,9 @@ struct ReconstructConfig {
     float correction_accel_max = 480.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
     float correction_min_ratio = 0.25f;  // w never drops below this fraction of 2 pi f (a slower offset drifts)
     float root_correction_f = 12.0f;     // Hz: the root translation's correction has a frequency
-    float root_accel_max = 160.0f;       // and a budget (m/s^2) of its own
-    float predict_halflife_s = 0.3f;     // velocity half-life of the extrapolated snapshot
+    float root_accel_max = 200.0f;       // and a budget (m/s^2) of its own
+    float predict_halflife_s = 0.3f;     // velocity half-life of the extrapolated snapshot's joints
+    float predict_root_halflife_s = 1e9f;  // and of its root: locomotion keeps its pace (none)
 };
 
 // One character.
@@ -89,7 +90,8 @@ private:
         uint16_t epoch;
         Pose pose;
     };
-    void extrapolate(Pose& out, const Snap& s, double now, float halflife);  // uses scratch_
+    // Uses scratch_ past the cap; joint 0 with root_halflife when it differs (uses root_in_/root_out_).
+    void extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife);
     void limit_correction_frequencies();  // omega_ from offset_
     void render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt);
     void interpolate(Pose& out, double when, bool hermite);  // uses target_ and transition_
@@ -97,7 +99,7 @@ private:
     const Skeleton& skeleton_;
     ReconstructConfig cfg_;
     std::deque<Snap> snaps_;  // by time, newest last
-    Pose out_, target_, transition_, scratch_, motion_;  // motion_: velocities of the shown pose without the blend's own
+    Pose out_, target_, transition_, scratch_, motion_, root_in_, root_out_;  // motion_: velocities of the shown pose without the blend's own
     std::vector<quat> dirs_, motion_dirs_;
     bool motion_valid_ = false;
     double blend_clock_ = 0.0;

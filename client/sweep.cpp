@@ -52,7 +52,7 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                     c.correction_sod.zeta = zeta;
                     add(c);
                 }
-                for (float root : {40.0f, 80.0f, 320.0f, 1e5f}) {
+                for (float root : {50.0f, 100.0f, 400.0f, 1e5f}) {
                     ReconstructConfig c = d;
                     c.root_accel_max = root;
                     add(c);
@@ -65,6 +65,11 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                 for (float hl : {0.1f, 0.2f, 0.5f, 1.0f, 1e6f}) {
                     ReconstructConfig c = d;
                     c.predict_halflife_s = hl;
+                    add(c);
+                }
+                for (float hl : {0.3f, 1.0f}) {
+                    ReconstructConfig c = d;
+                    c.predict_root_halflife_s = hl;
                     add(c);
                 }
                 break;
@@ -85,10 +90,10 @@ std::string variant_label(const ReconstructConfig& c) {
                           double(c.deadblend_halflife_s));
             break;
         case Strategy::DeadBlendSod:
-            std::snprintf(buf, sizeof buf, "f %g zeta %g accel %g root %g/%g floor %g predict %g",
+            std::snprintf(buf, sizeof buf, "f %g zeta %g accel %g root %g/%g floor %g predict %g/%g",
                           double(c.correction_sod.f), double(c.correction_sod.zeta), double(c.correction_accel_max),
-                          double(c.root_correction_f), double(c.root_accel_max),
-                          double(c.correction_min_ratio), double(c.predict_halflife_s));
+                          double(c.root_correction_f), double(c.root_accel_max), double(c.correction_min_ratio),
+                          double(c.predict_halflife_s), double(c.predict_root_halflife_s));
             break;
         default:
             buf[0] = '\0';

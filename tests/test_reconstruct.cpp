@@ -337,6 +337,7 @@ TEST(Reconstruct, DeadblendSodTeleportShowsTheNewSnapshotExtrapolatedAtOnce) {
         ReconstructConfig cfg;
         cfg.strategy = Strategy::DeadBlendSod;
         cfg.predict_halflife_s = predict_halflife;
+        cfg.predict_root_halflife_s = predict_halflife;  // the root's own half-life: checked below
         cfg.correction_accel_max = 20.0f;
         cfg.root_accel_max = 20.0f;
         cfg.correction_min_ratio = 0.25f;
@@ -371,6 +372,32 @@ TEST(Reconstruct, DeadblendSodTeleportShowsTheNewSnapshotExtrapolatedAtOnce) {
         const Kinks k = kinks_of(run);
         EXPECT_LE(k.worst_accel, cfg.correction_accel_max + own_accel(cfg) + 1e-5f * 3600.0f) << predict_halflife;
     }
+}
+
+TEST(Reconstruct, DeadblendSodPredictsTheRootWithItsOwnHalfLife) {
+    // Limbs decay with predict_halflife_s, the root with predict_root_halflife_s: at the first
+    // frame after a teleport the display is the snapshot extrapolated that way, joint by joint.
+    const Skeleton s = three_joints();
+    ReconstructConfig cfg;
+    cfg.strategy = Strategy::DeadBlendSod;
+    cfg.predict_halflife_s = 0.2f;
+    cfg.predict_root_halflife_s = 1e9f;
+    int calls = 0;
+    run_noisy(s, cfg, 0.03f, 4.0, 2.0, [&](double now, const Pose& shown, double snap_t, const Pose& snap) {
+        ++calls;
+        const float te = float(now - snap_t);
+        Pose limbs(3), root(3);
+        op_extrapolate_decayed(limbs, snap, te, 0.2f);
+        op_extrapolate_decayed(root, snap, te, 1e9f);
+        EXPECT_LT(length(shown.pos[0] - root.pos[0]), 1e-5f);
+        EXPECT_LT(length(shown.vel[0] - snap.vel[0]), 1e-4f) << "constant-velocity root";
+        for (size_t j = 1; j < 3; ++j) {
+            EXPECT_GT(std::fabs(quat_dot(shown.rot[j], limbs.rot[j])), 1 - 1e-6f) << j;
+            EXPECT_LT(length(shown.ang[j] - limbs.ang[j]), 1e-5f) << j;
+        }
+        EXPECT_GT(length(limbs.ang[1] - root.ang[1]), 1e-3f) << "the two half-lives differ here";
+    });
+    EXPECT_EQ(calls, 1);
 }
 
 TEST(Reconstruct, DeadblendSodWithoutDecayReproducesConstantVelocity) {

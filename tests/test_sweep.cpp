@@ -24,7 +24,8 @@ bool same_swept_fields(const ReconstructConfig& a, const ReconstructConfig& b) {
             return a.correction_sod.f == b.correction_sod.f && a.correction_sod.zeta == b.correction_sod.zeta &&
                    a.correction_accel_max == b.correction_accel_max &&
                    a.correction_min_ratio == b.correction_min_ratio && a.predict_halflife_s == b.predict_halflife_s &&
-                   a.root_correction_f == b.root_correction_f && a.root_accel_max == b.root_accel_max;
+                   a.root_correction_f == b.root_correction_f && a.root_accel_max == b.root_accel_max &&
+                   a.predict_root_halflife_s == b.predict_root_halflife_s;
         default:
             return true;
     }
@@ -104,6 +105,7 @@ TEST(Sweep, DeadblendSodSweepsEachOfItsFields) {
     for (const ReconstructConfig& c : v) {
         root_f |= c.root_correction_f != base.root_correction_f;
         root_a |= c.root_accel_max != base.root_accel_max;
+        predict |= c.predict_root_halflife_s != base.predict_root_halflife_s;
         f |= c.correction_sod.f != base.correction_sod.f;
         zeta |= c.correction_sod.zeta != base.correction_sod.zeta;
         accel |= c.correction_accel_max != base.correction_accel_max;
@@ -152,7 +154,7 @@ TEST(Sweep, LabelsNameTheSweptSettings) {
     EXPECT_EQ(variant_label(c), "blend 100 ms halflife 0.3 s");
     c = ReconstructConfig{};
     c.strategy = Strategy::DeadBlendSod;
-    EXPECT_EQ(variant_label(c), "f 6 zeta 1 accel 480 root 12/160 floor 0.25 predict 0.3");
+    EXPECT_EQ(variant_label(c), "f 6 zeta 1 accel 480 root 12/200 floor 0.25 predict 0.3/1e+09");
     // Variants that differ in a swept field have different labels (within a strategy).
     for (size_t i = 0; i < v.size(); ++i)
         for (size_t j = i + 1; j < v.size(); ++j)
