@@ -62,7 +62,7 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                     c.root_correction_f = root_f;
                     add(c);
                 }
-                for (float hl : {0.1f, 0.2f, 0.5f, 1.0f, 1e6f}) {
+                for (float hl : {0.1f, 0.3f, 0.5f, 1.0f, 1e6f}) {
                     ReconstructConfig c = d;
                     c.predict_halflife_s = hl;
                     add(c);

@@ -154,7 +154,7 @@ TEST(Sweep, LabelsNameTheSweptSettings) {
     EXPECT_EQ(variant_label(c), "blend 100 ms halflife 0.3 s");
     c = ReconstructConfig{};
     c.strategy = Strategy::DeadBlendSod;
-    EXPECT_EQ(variant_label(c), "f 6 zeta 1 accel 480 root 12/200 floor 0.25 predict 0.3/1e+09");
+    EXPECT_EQ(variant_label(c), "f 6 zeta 1 accel 480 root 12/200 floor 0.25 predict 0.2/1e+09");
     // Variants that differ in a swept field have different labels (within a strategy).
     for (size_t i = 0; i < v.size(); ++i)
         for (size_t j = i + 1; j < v.size(); ++j)
