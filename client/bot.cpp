@@ -26,7 +26,22 @@ const Pose* Bot::displayed(uint16_t character) const {
     return it == recon_.end() || !it->second->ready() ? nullptr : &it->second->displayed();
 }
 
+Bot::~Bot() { stop(last_poll_); }
+
+void Bot::stop(double now_s) {
+    if (stopped_) return;
+    stopped_ = true;
+    if (session_.state() == ClientSession::State::Idle || session_.state() == ClientSession::State::Disconnected) return;
+    session_.disconnect(now_s);
+    for (auto& d : session_.take_outgoing()) {
+        asio::error_code ec;
+        socket_.send_to(asio::buffer(d), server_, 0, ec);
+    }
+}
+
 void Bot::poll(double now_s) {
+    if (stopped_) return;
+    last_poll_ = now_s;
     // Outgoing: through the simulated uplink, or straight out.
     for (auto& d : session_.take_outgoing()) {
         if (link_) link_->up.send(now_s, std::move(d));

@@ -35,7 +35,13 @@ struct BotReport {
 class Bot {
 public:
     Bot(asio::io_context& io, const BotConfig& cfg);
+    // Says goodbye: a Disconnect straight to the server (not through the simulated link), so the
+    // server frees the slot at once instead of timing the session out.
+    ~Bot();
+    Bot(const Bot&) = delete;
+    Bot& operator=(const Bot&) = delete;
     void start(double now_s);
+    void stop(double now_s);  // the same goodbye, explicitly; poll() does nothing after
     // Moves datagrams, runs timers, renders when due. Call often (e.g. every millisecond).
     void poll(double now_s);
     BotReport report(double now_s) const;
@@ -53,6 +59,8 @@ private:
     std::map<uint16_t, std::unique_ptr<CharacterReconstructor>> recon_;
     std::map<uint16_t, Skeleton> skeletons_;
     RenderClock render_clock_;
+    bool stopped_ = false;
+    double last_poll_ = 0;
     double started_ = 0, last_render_ = -1e9, disconnected_at_ = -1, last_est_ = -1e300;
     uint64_t reconnects_ = 0;
     double sync_err_sum_ = 0;

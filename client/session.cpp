@@ -40,6 +40,7 @@ void ClientSession::connect(double now_s) {
     reliable_to_ack_.clear();
     decoder_ = SnapshotDecoder();
     any_tick_ = false;
+    missing_ticks_.clear();
     clock_valid_ = false;
     update(now_s);
 }
@@ -180,15 +181,28 @@ void ClientSession::on_datagram(std::span<const uint8_t> bytes, double now_s) {
             }
             for (const DecodedCharacter& d : out) received_states_.push_back({d.id, m->tick(), d.state, d.full});
             stats_.characters_decoded += out.size();
+            // Lost: snapshot ticks skipped when a newer one arrives, until they arrive after all
+            // (reordering is not loss). Remembered for 256 snapshot intervals.
+            const uint32_t step = uint32_t(std::max(1L, std::lround(double(tick_hz_) / double(std::max(1.0f, snapshot_hz_)))));
             if (!any_tick_ || m->tick() > newest_tick_) {
-                if (any_tick_) {
-                    const double step = double(tick_hz_) / double(std::max(1.0f, snapshot_hz_));
-                    const double gap = double(m->tick() - newest_tick_) / step;
-                    if (gap > 1.5) stats_.snapshots_lost += uint64_t(gap - 0.5);
-                }
+                if (any_tick_)
+                    for (uint32_t t = newest_tick_ + step; t + step / 2 < m->tick(); t += step) {
+                        missing_ticks_.insert(t);
+                        ++stats_.snapshots_lost;
+                    }
                 newest_tick_ = m->tick();
                 any_tick_ = true;
                 ++stats_.snapshots_received;
+                while (!missing_ticks_.empty() && newest_tick_ - *missing_ticks_.begin() > 256 * step)
+                    missing_ticks_.erase(missing_ticks_.begin());
+            } else if (m->tick() < newest_tick_) {
+                const auto it = missing_ticks_.find(m->tick());
+                if (it != missing_ticks_.end()) {
+                    missing_ticks_.erase(it);
+                    --stats_.snapshots_lost;
+                    ++stats_.snapshots_late;
+                    ++stats_.snapshots_received;
+                }
             }
             break;
         }

@@ -44,7 +44,8 @@ struct ClientSessionStats {
     uint64_t malformed = 0, snapshot_errors = 0, unexpected = 0;
     uint64_t snapshot_datagrams = 0, characters_decoded = 0;
     uint64_t snapshots_received = 0;  // distinct ticks with at least one character
-    uint64_t snapshots_lost = 0;      // snapshot ticks skipped between received ones
+    uint64_t snapshots_lost = 0;      // snapshot ticks skipped between received ones and not arrived since
+    uint64_t snapshots_late = 0;      // arrived after a newer one (reordered), not lost
 };
 
 class ClientSession {
@@ -111,6 +112,7 @@ private:
     std::vector<net::EventInfo> events_;
     uint32_t newest_tick_ = 0;
     bool any_tick_ = false;
+    std::set<uint32_t> missing_ticks_;  // skipped snapshot ticks of the last few seconds
     // Time sync.
     uint32_t next_ping_id_ = 1;
     double rtt_ms_ = 0;

@@ -60,3 +60,77 @@ TEST(ClientE2E, EightBotsThroughLossSurviveAServerRestart) {
         EXPECT_NE(bots[i]->displayed(0), nullptr);
     }
 }
+
+namespace {
+
+struct BotRun {
+    asio::io_context io;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+    void run_for(std::vector<std::unique_ptr<Bot>>& bots, double seconds) {
+        const double end = now() + seconds;
+        while (now() < end) {
+            for (auto& b : bots) b->poll(now());
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+        }
+    }
+};
+
+}  // namespace
+
+TEST(ClientE2E, ABotSaysGoodbyeAndTheServerFreesItsSlotAtOnce) {
+    WorldConfig wc;
+    wc.characters = 2;
+    ServerHarness server(wc, net::ServerConfig{});
+    BotRun r;
+    std::vector<std::unique_ptr<Bot>> bots;
+    BotConfig bc;
+    bc.port = server.port();
+    bots.push_back(std::make_unique<Bot>(r.io, bc));
+    bots.back()->start(r.now());
+    r.run_for(bots, 1.0);
+    ASSERT_EQ(bots.back()->session().state(), ClientSession::State::Connected);
+    ASSERT_EQ(server.client_count(), 1u);
+    bots.clear();  // the destructor sends a Disconnect
+    const auto t = std::chrono::steady_clock::now();
+    while (server.client_count() != 0 && std::chrono::steady_clock::now() - t < std::chrono::seconds(2))
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(server.client_count(), 0u);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(), 0.5)
+        << "freed by the goodbye, not by the 5 s timeout";
+}
+
+TEST(ClientE2E, ASecondServerOnABusyPortFailsClearly) {
+    WorldConfig wc;
+    wc.characters = 1;
+    ServerHarness first(wc, net::ServerConfig{});
+    try {
+        ServerHarness second(wc, net::ServerConfig{}, std::string{}, first.port());
+        FAIL() << "a second server bound the busy port " << first.port();
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot listen on UDP 127.0.0.1:" + std::to_string(first.port())), std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(ClientE2E, ReorderedSnapshotsAreLateNotLost) {
+    // No loss, a lot of jitter: snapshots overtake each other. None is lost.
+    WorldConfig wc;
+    wc.characters = 2;
+    ServerHarness server(wc, net::ServerConfig{});
+    BotRun r;
+    std::vector<std::unique_ptr<Bot>> bots;
+    BotConfig bc;
+    bc.port = server.port();
+    NetProfile p = net_profile("lan");
+    p.latency_ms = 40;
+    p.jitter_ms = 25;
+    bc.profile = p;
+    bots.push_back(std::make_unique<Bot>(r.io, bc));
+    bots.back()->start(r.now());
+    r.run_for(bots, 3.0);
+    const ClientSessionStats& st = bots.back()->session().stats();
+    EXPECT_GT(st.snapshots_received, 60u);
+    EXPECT_GT(st.snapshots_late, 0u) << "the jitter reorders some";
+    EXPECT_LE(st.snapshots_lost, 1u) << "reordered is not lost (one may still be in flight at the end)";
+}

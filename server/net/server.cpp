@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
 #include <spdlog/spdlog.h>
 
 namespace ks::net {
@@ -65,9 +66,15 @@ uint64_t Server::now_us() const {
 
 void Server::start() {
     const asio::ip::udp::endpoint ep(asio::ip::make_address(cfg_.bind), cfg_.port);
-    socket_.open(ep.protocol());
-    socket_.set_option(asio::socket_base::reuse_address(true));
-    socket_.bind(ep);
+    // No reuse_address: a second server on a busy port must fail, not share it silently.
+    asio::error_code ec;
+    socket_.open(ep.protocol(), ec);
+    if (!ec) socket_.bind(ep, ec);
+    if (ec) {
+        asio::error_code ignored;
+        socket_.close(ignored);
+        throw std::runtime_error("cannot listen on UDP " + cfg_.bind + ":" + std::to_string(cfg_.port) + ": " + ec.message());
+    }
     start_ = std::chrono::steady_clock::now();
     running_ = true;
     spdlog::get("server")->info("listening on {}:{} ({} characters, {} Hz ticks, {} Hz snapshots, {:.0f} kbit/s per client)",

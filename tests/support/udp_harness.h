@@ -4,6 +4,7 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -51,6 +52,13 @@ struct ServerHarness {
         thread = std::thread([this] { io.run(); });
     }
     uint16_t port() const { return server->port(); }
+    // Clients the server holds now (asked on the server's own thread).
+    size_t client_count() {
+        std::promise<size_t> p;
+        std::future<size_t> f = p.get_future();
+        asio::post(io, [&] { p.set_value(server->clients().size()); });
+        return f.get();
+    }
     // Stops the server on its own thread and joins; stats are safe to read afterwards.
     void stop() {
         if (!thread.joinable()) return;
