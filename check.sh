@@ -19,8 +19,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 [ "$setup" = 1 ] && ./setup.sh
 
-echo "== build (RelWithDebInfo, -Wall -Wextra -Werror) =="
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "== build (Release, -Wall -Wextra -Werror) =="
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$jobs"
 echo "== tests =="
 ctest --test-dir build --output-on-failure -j "$jobs"

@@ -18,7 +18,7 @@ for arg in "$@"; do
 done
 [ "$setup" = 1 ] && ./setup.sh
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build -j "$jobs" --target kinesync-server kinesync-client kinesync-replay
 
 out=demo-output

@@ -591,7 +591,7 @@ void expect_error(const std::string& text, int line, const std::string& fragment
     const std::string what = e->what();
     EXPECT_EQ(e->line(), line) << what;
     EXPECT_EQ(e->file(), "bad.bvh");
-    EXPECT_EQ(what.rfind("bad.bvh:" + std::to_string(line) + ": ", 0), 0u) << what;
+    EXPECT_EQ(what.rfind(std::string("bad.bvh:") + std::to_string(line) + ": ", 0), 0u) << what;
     EXPECT_NE(what.find(fragment), std::string::npos) << what;
 }
 
@@ -752,7 +752,7 @@ TEST(BvhErrors, EveryTruncationOfAFileFailsCleanly) {
         } catch (const BvhError& e) {
             ASSERT_GE(e.line(), 1) << n << ": " << e.what();
             ASSERT_LE(e.line(), lines) << n << ": " << e.what();
-            ASSERT_EQ(std::string(e.what()).rfind("cut.bvh:" + std::to_string(e.line()) + ": ", 0), 0u) << e.what();
+            ASSERT_EQ(std::string(e.what()).rfind(std::string("cut.bvh:") + std::to_string(e.line()) + ": ", 0), 0u) << e.what();
         }
     }
     EXPECT_EQ(parsed, 1);

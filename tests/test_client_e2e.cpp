@@ -108,7 +108,7 @@ TEST(ClientE2E, ASecondServerOnABusyPortFailsClearly) {
         ServerHarness second(wc, net::ServerConfig{}, std::string{}, first.port());
         FAIL() << "a second server bound the busy port " << first.port();
     } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find("cannot listen on UDP 127.0.0.1:" + std::to_string(first.port())), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find(std::string("cannot listen on UDP 127.0.0.1:") + std::to_string(first.port())), std::string::npos)
             << e.what();
     }
 }

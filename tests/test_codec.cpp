@@ -95,7 +95,7 @@ TEST(Quantize, SmallestThreeBoundsAndHemisphereInvariance) {
         }
         // A component step c moves the rotation by at most 2 sqrt(3) c (see precision.cpp).
         EXPECT_LT(worst, 2.0f * std::sqrt(3.0f) * p.rot_step) << bits << " bits";
-        record_figure("smallest-three max angle error (rad), " + std::to_string(bits) + " bits", worst);
+        record_figure(std::string("smallest-three max angle error (rad), ") + std::to_string(bits) + " bits", worst);
     }
 }
 

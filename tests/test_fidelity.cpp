@@ -588,7 +588,7 @@ struct JsonReader {
         if (i < s.size() && s[i] == '0') ++i;
         else if (i < s.size() && isdigit(static_cast<unsigned char>(s[i])))
             while (i < s.size() && isdigit(static_cast<unsigned char>(s[i]))) ++i;
-        else throw std::runtime_error("bad value at " + std::to_string(b));
+        else throw std::runtime_error(std::string("bad value at ") + std::to_string(b));
         if (i < s.size() && s[i] == '.') {
             ++i;
             if (!isdigit(static_cast<unsigned char>(s.at(i)))) throw std::runtime_error("bad fraction");

@@ -39,7 +39,7 @@ TEST(OpsDeadBlend, BlendMatchesFiniteDifferenceAndHitsEnds) {
         // Run the blend forward as a client would, updating the remembered paths each frame.
         for (int frame = 0; frame <= 15; ++frame) {
             const float bt = float(frame) / 60.0f;
-            SCOPED_TRACE("blend frame " + std::to_string(frame));
+            SCOPED_TRACE(std::string("blend frame ") + std::to_string(frame));
             // The blend weight's second derivative jumps where it is clamped (frames 0 and 15), so
             // a central difference straddling those instants is not a valid reference there.
             const std::vector<quat> dirs_now = dirs;

@@ -201,7 +201,7 @@ TEST(OpsInertialize, OffsetVelocitiesMatchFiniteDifferenceAsItDecays) {
             for (float t0 : {0.01f, 0.1f, 0.3f}) {
                 Pose in(16);
                 PoseOffset off;
-                expect_velocities_match_fd("offset spring zeta " + std::to_string(zeta), [&](float t, Pose& out) {
+                expect_velocities_match_fd(std::string("offset spring zeta ") + std::to_string(zeta), [&](float t, Pose& out) {
                     // The input moves along its own velocities; the offset decays from the capture (time 0).
                     op_integrate(in, dst, t0 + t);
                     off = captured;

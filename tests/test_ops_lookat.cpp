@@ -14,7 +14,7 @@ namespace {
 Skeleton chain(int n) {
     Skeleton s;
     for (int i = 0; i < n; ++i) {
-        s.names.push_back("c" + std::to_string(i));
+        s.names.push_back(std::string("c") + std::to_string(i));
         s.parents.push_back(i - 1);
         s.offsets.push_back({0, 0.3f, 0.05f});
     }

@@ -87,7 +87,7 @@ Bytes raw_skeleton_def(int joint_count, int first_joint, const std::vector<std::
 Skeleton named_skeleton(int joints, unsigned seed) {
     test::Rng rng(seed);
     Skeleton s = test::random_skeleton(joints, rng);
-    for (int i = 0; i < joints; ++i) s.names[size_t(i)] = "Joint_" + std::to_string(i) + "_" + std::string(size_t(i % 9), 'x');
+    for (int i = 0; i < joints; ++i) s.names[size_t(i)] = std::string("Joint_") + std::to_string(i) + "_" + std::string(size_t(i % 9), 'x');
     return s;
 }
 
@@ -348,7 +348,7 @@ TEST(Protocol, SkeletonDefsSplitAndAssembled) {
     for (size_t i = 0; i < skels.size(); ++i)
         inputs.push_back({uint16_t(100 + i), "skeleton", &skels[i], 0.01f * float(i + 1)});
     std::vector<std::string> names;
-    for (int i = 0; i < 300; ++i) names.push_back("character number " + std::to_string(i));
+    for (int i = 0; i < 300; ++i) names.push_back(std::string("character number ") + std::to_string(i));
     std::vector<CharacterInfoInput> chars;
     for (int i = 0; i < 300; ++i) chars.push_back({uint16_t(i), uint16_t(100 + i % int(skels.size())), names[size_t(i)]});
 
@@ -498,9 +498,9 @@ TEST(Protocol, PerPacketOverhead) {
         if (n % 4) continue;
         test::record_figure("protocol overhead bytes (snapshot packet)", double(worst - n));
         if (n == 0 || n == 500) {
-            test::record_figure("protocol overhead bytes (snapshot packet, " + std::to_string(n) + " data bytes)",
+            test::record_figure(std::string("protocol overhead bytes (snapshot packet, ") + std::to_string(n) + " data bytes)",
                                 double(worst - n));
-            test::record_figure("protocol overhead bytes (single-part snapshot packet, " + std::to_string(n) +
+            test::record_figure(std::string("protocol overhead bytes (single-part snapshot packet, ") + std::to_string(n) +
                                     " data bytes)",
                                 double(single - n));
         }

@@ -36,7 +36,7 @@ struct TempFile {
     std::string path;
     explicit TempFile(const std::string& name)
         : path((std::filesystem::temp_directory_path() /
-                ("ks_test_recording_" + std::to_string(::getpid()) + "_" + name + ".ksrec"))
+                (std::string("ks_test_recording_") + std::to_string(::getpid()) + "_" + name + ".ksrec"))
                    .string()) {
         std::filesystem::remove(path);
     }
@@ -271,7 +271,7 @@ TEST(Recording, ChunkBoundaries) {
     for (uint32_t i = 0; i < 130; ++i) all.push_back(make_frame(h, i, rng));
     for (int fpc : {1, 7, 60}) {
         for (size_t n : {size_t(0), size_t(1), size_t(6), size_t(7), size_t(8), size_t(59), size_t(60), size_t(61), size_t(130)}) {
-            SCOPED_TRACE("frames_per_chunk " + std::to_string(fpc) + ", " + std::to_string(n) + " frames");
+            SCOPED_TRACE(std::string("frames_per_chunk ") + std::to_string(fpc) + ", " + std::to_string(n) + " frames");
             TempFile tf("chunks");
             const std::vector<RecordedFrame> frames(all.begin(), all.begin() + std::ptrdiff_t(n));
             const Written w = write_recording(tf.path, h, frames, fpc);
@@ -404,7 +404,7 @@ TEST(Recording, ZeroFilledTailIsATruncation) {
     spit(tf.path, bytes, bytes.size());
     const RecordingReadResult r = read_recording(tf.path);
     EXPECT_TRUE(r.truncated);
-    EXPECT_NE(r.warning.find("offset " + std::to_string(w.chunk_start.back())), std::string::npos) << r.warning;
+    EXPECT_NE(r.warning.find(std::string("offset ") + std::to_string(w.chunk_start.back())), std::string::npos) << r.warning;
     expect_frames_equal(r.frames, frames, 8);
 }
 
@@ -446,7 +446,7 @@ TEST(Recording, CorruptionInTheMiddleIsAnError) {
     }
     // Raw size wrong (CRC covers only the compressed bytes): the zstd frame's size disagrees.
     with_flip(c2 + 12, 0x01);
-    EXPECT_NE(error_of([&] { read_recording(bad.path); }).find("offset " + std::to_string(c2) + ": zstd frame declares"),
+    EXPECT_NE(error_of([&] { read_recording(bad.path); }).find(std::string("offset ") + std::to_string(c2) + ": zstd frame declares"),
               std::string::npos);
     // The header block.
     with_flip(8 + 20 + 10, 0x01);
@@ -455,7 +455,7 @@ TEST(Recording, CorruptionInTheMiddleIsAnError) {
     with_flip(w.chunk_start.back() + 20 + 50, 0x01);
     const RecordingReadResult r = read_recording(bad.path);
     EXPECT_TRUE(r.truncated);
-    EXPECT_NE(r.warning.find("offset " + std::to_string(w.chunk_start.back()) + ": CRC mismatch"), std::string::npos)
+    EXPECT_NE(r.warning.find(std::string("offset ") + std::to_string(w.chunk_start.back()) + ": CRC mismatch"), std::string::npos)
         << r.warning;
     expect_frames_equal(r.frames, frames, 24);
 }
@@ -633,7 +633,7 @@ TEST(Recording, CompressionOnBuiltinMotion) {
     h.skeletons = {builtin_skeleton()};
     h.skeleton_names = {"builtin"};
     const int nchar = 12;
-    for (int k = 0; k < nchar; ++k) h.characters.push_back({uint16_t(k), 0, "c" + std::to_string(k)});
+    for (int k = 0; k < nchar; ++k) h.characters.push_back({uint16_t(k), 0, std::string("c") + std::to_string(k)});
     const std::vector<Clip> clips = builtin_clips(60.0f);
     const int joints = h.skeletons[0].size();
     const uint32_t ticks = 600;
@@ -688,7 +688,7 @@ TEST(Recording, CompressionOnSharedClips) {
     const int nchar = 2 * int(clips.size());
     size_t joints_per_tick = 0;
     for (int k = 0; k < nchar; ++k) {
-        h.characters.push_back({uint16_t(k), uint16_t(k % int(clips.size())), "c" + std::to_string(k)});
+        h.characters.push_back({uint16_t(k), uint16_t(k % int(clips.size())), std::string("c") + std::to_string(k)});
         joints_per_tick += size_t(clips[size_t(k) % clips.size()]->joints());
     }
     const uint32_t ticks = 600;

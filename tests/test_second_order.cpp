@@ -101,8 +101,8 @@ TEST(SecondOrder, GuardedModesNeverDivergeAcrossParametersAndLagSpikes) {
                         const float settle = std::max(30.0f * std::max(zeta, 1.0f / zeta) / (2 * kPi * f), 5000.0f * T);
                         for (float t = 0; t < settle; t += T) s.update(T, 1.0f);
                         const std::string what = std::string(sod_stability_name(m)) + " f " + std::to_string(f) +
-                                                 " zeta " + std::to_string(zeta) + " r " + std::to_string(r) +
-                                                 " T " + std::to_string(T);
+                                                 std::string(" zeta ") + std::to_string(zeta) + " r " + std::to_string(r) +
+                                                 std::string(" T ") + std::to_string(T);
                         EXPECT_LT(w, 1e3) << what;
                         EXPECT_NEAR(s.y, 1.0f, 1e-3f) << what;
                         auto& slot = worst_abs[sod_stability_name(m)];

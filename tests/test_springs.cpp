@@ -181,8 +181,8 @@ TEST(Springs, DampedDecayStepIsASemigroup) {
                 const float xx = b.xx * a.xx + b.xv * a.vx, xv = b.xx * a.xv + b.xv * a.vv;
                 const float vx = b.vx * a.xx + b.vv * a.vx, vv = b.vx * a.xv + b.vv * a.vv;
                 const float w = omega;
-                const std::string where = "zeta " + std::to_string(zeta) + " omega " + std::to_string(omega) +
-                                          " dt " + std::to_string(dt1) + " + " + std::to_string(dt2);
+                const std::string where = std::string("zeta ") + std::to_string(zeta) + " omega " + std::to_string(omega) +
+                                          std::string(" dt ") + std::to_string(dt1) + " + " + std::to_string(dt2);
                 EXPECT_NEAR(xx, c.xx, 1e-6f) << where;
                 EXPECT_NEAR(xv, c.xv, 1e-6f / w) << where;
                 EXPECT_NEAR(vx, c.vx, 1e-6f * w) << where;

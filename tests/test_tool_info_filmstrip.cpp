@@ -311,7 +311,7 @@ TEST(Filmstrip, EverySharedClipGivesAWellFormedTwoViewStrip) {
         EXPECT_LE(frames.size(), 10u) << "about ten figures by default";
         const std::string svg = render_filmstrip_svg(b.clip, o);
         expect_filmstrip(svg, frames.size());
-        EXPECT_NE(svg.find("data-frame=\"" + std::to_string(frames.back()) + "\""), std::string::npos);
+        EXPECT_NE(svg.find(std::string("data-frame=\"") + std::to_string(frames.back()) + "\""), std::string::npos);
         EXPECT_EQ(label_xs(svg).size(), frames.size()) << "a frame label under each figure";
         EXPECT_NE(svg.find("0.00 s"), std::string::npos);
     }

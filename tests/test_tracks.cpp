@@ -565,7 +565,7 @@ TEST(TrackFromClip, SharedWalkClipKeepsFewerKeysWithinTolerance) {
         EXPECT_LT(s.keys, s.frames / 2);
         EXPECT_TRUE(s.non_uniform);
         const double ratio = double(s.keys) / double(s.frames);
-        record_figure("tracks walk keys kept / frames, tolerance " + std::to_string(tol).substr(0, 5), ratio);
+        record_figure(std::string("tracks walk keys kept / frames, tolerance ") + std::to_string(tol).substr(0, 5), ratio);
     }
 }
 

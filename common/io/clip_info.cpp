@@ -288,7 +288,8 @@ std::string format_clip_info_json(const ClipInfo& in) {
                                    json_number(in.root_height_median) + ", \"max\": " + json_number(in.root_height_max) + "}");
     field("travel_path_m", json_number(in.path_length_m));
     field("travel_displacement_m", json_number(in.displacement_m));
-    field("travel_heading_xz", "[" + json_number(in.heading_x) + ", " + json_number(in.heading_z) + "]");
+    // std::string first: "[" + string trips GCC 12's false -Wrestrict at -O3.
+    field("travel_heading_xz", std::string("[") + json_number(in.heading_x) + ", " + json_number(in.heading_z) + "]");
     field("average_speed_mps", json_number(in.average_speed_mps), true);
     return o + "}\n";
 }

@@ -23,7 +23,9 @@ struct Rng {
 inline Skeleton random_skeleton(int n, Rng& rng) {
     Skeleton s;
     for (int i = 0; i < n; ++i) {
-        s.names.push_back("j" + std::to_string(i));
+        std::string name = "j";  // appended: GCC 12 at -O3 warns falsely (-Wrestrict) on "j" + string
+        name += std::to_string(i);
+        s.names.push_back(name);
         s.parents.push_back(i == 0 ? -1 : int(rng.gen() % unsigned(i)));
         s.offsets.push_back(rng.vec(-1, 1));
     }

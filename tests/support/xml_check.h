@@ -79,7 +79,7 @@ inline std::string xml_check(const std::string& s) {
         }
     }
     if (!stack.empty()) return "unclosed <" + stack.back() + ">";
-    if (roots != 1) return "expected one root element, found " + std::to_string(roots);
+    if (roots != 1) return std::string("expected one root element, found ") + std::to_string(roots);
     return {};
 }
 
