@@ -303,3 +303,18 @@ TEST(ServerSim, ClipLoadingErrorsNameThePath) {
         EXPECT_NE(std::string(e.what()).find("bad.bvh:"), std::string::npos) << e.what();
     }
 }
+
+TEST(ServerSim, BuiltinMotionsLoadByNameAsTheToolTakesThem) {
+    const ClipLibrary lib = load_clip_library({"builtin:walk", "builtin:run"});
+    ASSERT_EQ(lib.clips.size(), 2u);
+    EXPECT_EQ(lib.skeletons.size(), 1u) << "one skeleton shared by the built-in clips";
+    EXPECT_EQ(lib.clips[0].clip.name, "builtin:walk");
+    EXPECT_FALSE(lib.clips[0].dropped_first_frame);
+    EXPECT_EQ(load_clip_library({"builtin"}).clips.size(), 4u);
+    try {
+        load_clip_library({"builtin:fly"});
+        FAIL() << "an unknown built-in motion was accepted";
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("fly"), std::string::npos) << e.what();
+    }
+}

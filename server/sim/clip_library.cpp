@@ -20,10 +20,6 @@ std::vector<int> ClipLibrary::clips_of(int skeleton) const {
 
 namespace {
 
-float rotation_change(const Clip& c, int f0, int f1, int j) {
-    return length(quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(c.rot(f1, j), c.rot(f0, j)))));
-}
-
 bool same_skeleton(const Skeleton& a, const Skeleton& b) {
     if (a.size() != b.size() || a.names != b.names || a.parents != b.parents) return false;
     for (size_t j = 0; j < a.offsets.size(); ++j)
@@ -34,15 +30,7 @@ bool same_skeleton(const Skeleton& a, const Skeleton& b) {
 void add_clip(ClipLibrary& lib, Clip clip, const ClipLoadOptions& opts) {
     LoadedClip lc;
     if (!opts.keep_first_frame && clip.frames > 3 && leading_frame_is_reference(clip)) {
-        Clip trimmed = clip;
-        trimmed.resize(clip.frames - 1);
-        for (int f = 1; f < clip.frames; ++f)
-            for (int j = 0; j < clip.joints(); ++j) {
-                trimmed.pos(f - 1, j) = clip.pos(f, j);
-                trimmed.rot(f - 1, j) = clip.rot(f, j);
-                trimmed.scl(f - 1, j) = clip.scl(f, j);
-            }
-        clip = std::move(trimmed);
+        clip = drop_first_frame(clip);
         lc.dropped_first_frame = true;
     }
     if (clip.frames < 3) throw std::runtime_error(clip.name + ": fewer than 3 frames, cannot loop");
@@ -89,45 +77,16 @@ void add_clip(ClipLibrary& lib, Clip clip, const ClipLoadOptions& opts) {
 
 }  // namespace
 
-// Why per joint and by vote: a reference frame (a T-pose or an all-zero rest) is a different pose
-// for the whole body, so nearly every joint that moves in the clip jumps into frame 1 by many times
-// its own usual step; real motion never does that to most joints at once. A rule built on the
-// largest change over joints lets one joint decide: fast hands (05_20's leaps) or a wrist/thumb
-// whose Euler angles wrap by ~pi (94_01 has such flips) inflate its threshold until a real T-pose
-// is kept, and a lone flip between frames 0 and 1 drops a real frame. Here each joint is judged
-// against its own median step (deaf to its own flips and bursts) and a majority decides, so no
-// single joint sways the verdict. Measured on the shared CMU clips (jumping / moving joints):
-// reference frames 0.94-1.00, real first frames 0.00-0.10.
-float leading_frame_jump_fraction(const Clip& c) {
-    if (c.frames < 4) return 0.0f;
-    constexpr float kMovingRange = 0.05f;  // rad: a joint that never leaves its frame-1 pose by ~3 deg casts no vote
-    constexpr float kJumpSteps = 4.0f;     // a jump is more than this many of the joint's median steps...
-    constexpr float kJumpFloor = 0.0175f;  // ...and more than 1 deg (still joints have median steps ~0)
-    int moving = 0, jumping = 0;
-    std::vector<float> steps(size_t(c.frames - 2));
-    for (int j = 0; j < c.joints(); ++j) {
-        float range = 0.0f;
-        for (int f = 1; f + 1 < c.frames; ++f) {
-            steps[size_t(f - 1)] = rotation_change(c, f, f + 1, j);
-            range = std::max(range, rotation_change(c, 1, f + 1, j));
-        }
-        if (range <= kMovingRange) continue;
-        ++moving;
-        const auto mid = steps.begin() + std::ptrdiff_t(steps.size() / 2);
-        std::nth_element(steps.begin(), mid, steps.end());
-        const float first = rotation_change(c, 0, 1, j);
-        if (first > kJumpSteps * *mid && first > kJumpFloor) ++jumping;
-    }
-    return moving > 0 ? float(jumping) / float(moving) : 0.0f;
-}
-
-bool leading_frame_is_reference(const Clip& c) { return leading_frame_jump_fraction(c) >= 0.5f; }
 
 ClipLibrary load_clip_library(const std::vector<std::string>& paths, const ClipLoadOptions& opts) {
-    std::vector<std::string> files;
+    std::vector<std::string> files;  // BVH files, or builtin:NAME
     for (const std::string& p : paths) {
         std::error_code ec;
-        if (std::filesystem::is_directory(p, ec)) {
+        if (p == "builtin") {
+            for (const char* name : {"idle", "walk", "run", "turn"}) files.push_back(std::string("builtin:") + name);
+        } else if (p.rfind("builtin:", 0) == 0) {
+            files.push_back(p);
+        } else if (std::filesystem::is_directory(p, ec)) {
             std::vector<std::string> found;
             for (const auto& e : std::filesystem::directory_iterator(p, ec)) {
                 std::string ext = e.path().extension().string();
@@ -145,6 +104,12 @@ ClipLibrary load_clip_library(const std::vector<std::string>& paths, const ClipL
     }
     ClipLibrary lib;
     for (const std::string& f : files) {
+        if (f.rfind("builtin:", 0) == 0) {
+            ClipLoadOptions bo = opts;
+            bo.keep_first_frame = true;  // procedural: no reference frame
+            add_clip(lib, builtin_clip(f.substr(8), 60.0f), bo);  // throws naming an unknown motion
+            continue;
+        }
         BvhOptions bo;
         bo.metres_per_unit = opts.metres_per_unit;
         add_clip(lib, load_bvh(f, bo).clip, opts);  // BvhError names the file and line

@@ -13,6 +13,7 @@
 
 #include "common/anim/clip.h"
 #include "common/anim/looping.h"
+#include "common/anim/reference_frame.h"
 
 namespace ks {
 
@@ -44,13 +45,11 @@ struct ClipLoadOptions {
     LoopOptions loop;              // default: cubic, root accumulate
 };
 
-// The fraction of moving joints that jump into frame 1 (0 when none move or frames < 4), and the
-// verdict: frame 0 is a T-pose / rest frame to drop when that fraction is at least 0.5.
-float leading_frame_jump_fraction(const Clip& clip);
-bool leading_frame_is_reference(const Clip& clip);
 
-// Paths may be files or folders (every *.bvh inside, sorted). Throws std::runtime_error naming
-// the file (and line) for unreadable or malformed clips, or when nothing was found.
+// Paths may be files, folders (every *.bvh inside, sorted), builtin:NAME (idle, walk, run, turn:
+// the procedural motion, as kinesync-tool takes it) or builtin (all four). Throws
+// std::runtime_error naming the file (and line) for unreadable or malformed clips, an unknown
+// built-in motion, or when nothing was found.
 ClipLibrary load_clip_library(const std::vector<std::string>& paths, const ClipLoadOptions& opts = {});
 // The built-in procedural clips on the built-in skeleton.
 ClipLibrary builtin_clip_library();
