@@ -3,12 +3,57 @@
 // client library itself does not depend on it).
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "client/reconstruct.h"
 #include "common/netsim/netsim.h"
 
 namespace ks {
+
+// A UDP port given on the command line: a decimal number 1..65535, nothing else. Returns the
+// reason it is not one ("" when it is).
+inline std::string port_error(const std::string& text) {
+    unsigned long v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
+        return "port '" + text + "' is not a number (expected 1..65535)";
+    if (ec == std::errc::result_out_of_range || v < 1 || v > 65535) return "port " + text + " is out of range 1..65535";
+    return "";
+}
+
+struct HostPort {
+    std::string host;
+    uint16_t port = 0;
+};
+
+// "HOST:PORT" (the last colon separates them) with a non-empty host and a port 1..65535; throws
+// std::invalid_argument with a one-line message naming the value otherwise.
+inline HostPort parse_host_port(const std::string& text) {
+    const size_t colon = text.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+        throw std::invalid_argument("'" + text + "' is not HOST:PORT");
+    const std::string port = text.substr(colon + 1);
+    if (const std::string why = port_error(port); !why.empty()) throw std::invalid_argument(why + " in '" + text + "'");
+    return {text.substr(0, colon), uint16_t(std::stoul(port))};
+}
+
+// CLI11 check for a HOST:PORT option (an error exits as any other bad option does).
+inline CLI::Validator host_port_validator() {
+    return CLI::Validator(
+        [](std::string& value) -> std::string {
+            try {
+                parse_host_port(value);
+                return "";
+            } catch (const std::invalid_argument& e) {
+                return e.what();
+            }
+        },
+        "HOST:PORT");
+}
 
 inline void add_correction_options(CLI::App& app, ReconstructConfig& rc) {
     app.add_option("--sod-f", rc.correction_sod.f, "deadblend+sod: correction frequency f, Hz")->capture_default_str()

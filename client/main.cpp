@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <asio.hpp>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "client/bot.h"
 #include "client/cli_options.h"
+#include "server/tool/cli_common.h"
 
 using namespace ks;
 
@@ -23,15 +25,18 @@ int main(int argc, char** argv) {
                  "the characters with a strategy, optionally through a simulated network (both directions)."};
     std::string server = "127.0.0.1:40000", strategy = "deadblend+sod", report, profile;
     int bots = 1;
-    double duration = 0, stats_every = 5;
+    double duration = 0, stats_every = 5, connect_timeout = 10;
     uint64_t seed = 1;
     NetworkOptions net;
     ReconstructConfig rc;
-    app.add_option("--server", server, "HOST:PORT of the server")->capture_default_str();
+    app.add_option("--server", server, "HOST:PORT of the server")->capture_default_str()->check(host_port_validator());
     app.add_option("--bots", bots, "independent clients in this process")->capture_default_str()->check(CLI::Range(1, 1000));
     app.add_option("--strategy", strategy, "snap, interp, hermite, extrap, deadblend, deadblend+sod")->capture_default_str()
         ->check(CLI::IsMember({"snap", "interp", "hermite", "extrap", "deadblend", "deadblend+sod"}));
     app.add_option("--duration", duration, "seconds to run (0: until SIGINT/SIGTERM)")->capture_default_str();
+    app.add_option("--connect-timeout", connect_timeout,
+                   "give up (exit 1) when no bot has connected after this many seconds (0: keep trying)")
+        ->capture_default_str()->check(CLI::NonNegativeNumber);
     app.add_option("--report", report, "write a JSON report here at the end");
     app.add_option("--profile", profile, "simulated network: lan, broadband, mobile, hostile (default: none)")
         ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile"}));
@@ -42,16 +47,13 @@ int main(int argc, char** argv) {
     app.add_option("--halflife", rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
     add_correction_options(app, rc);
     app.add_option("--stats-every", stats_every, "seconds between stats lines")->capture_default_str();
-    CLI11_PARSE(app, argc, argv);
+    cli::add_version_flag(app, "kinesync-client", KS_VERSION);
+    if (const auto exit_code = cli::parse_or_exit(app, argc, argv)) return *exit_code;
 
     BotConfig bc;
-    const size_t colon = server.rfind(':');
-    if (colon == std::string::npos) {
-        std::fprintf(stderr, "kinesync-client: --server must be HOST:PORT, got '%s'\n", server.c_str());
-        return 2;
-    }
-    bc.host = server.substr(0, colon);
-    bc.port = uint16_t(std::stoi(server.substr(colon + 1)));
+    const HostPort hp = parse_host_port(server);  // validated by the option's check
+    bc.host = hp.host;
+    bc.port = hp.port;
     strategy_from_name(strategy, rc.strategy);
     bc.reconstruct = rc;
     if (!profile.empty() || any_network_option(app)) {
@@ -98,9 +100,20 @@ int main(int argc, char** argv) {
                     bps / double(all.size()) / 1000.0, rtt / double(all.size()));
         std::fflush(stdout);
     };
+    // A client no server ever answers gives up instead of waiting forever; once any bot has
+    // connected, losing the server later is the bots' to handle (they reconnect).
+    bool ever_connected = false;
+    auto no_server = [&](double waited) {
+        std::fprintf(stderr, "kinesync-client: no server answered at %s within %g s\n", server.c_str(), std::round(waited * 10.0) / 10.0);
+        return 1;
+    };
     while (!g_stop && (duration <= 0 || now() < duration)) {
         const double t = now();
-        for (auto& b : all) b->poll(t);
+        for (auto& b : all) {
+            b->poll(t);
+            ever_connected = ever_connected || b->session().state() == ClientSession::State::Connected;
+        }
+        if (!ever_connected && connect_timeout > 0 && t >= connect_timeout) return no_server(connect_timeout);
         if (t >= next_stats) {
             stats_line(t);
             next_stats += stats_every;
@@ -109,6 +122,7 @@ int main(int argc, char** argv) {
     }
     const double t = now();
     stats_line(t);
+    if (!ever_connected && !g_stop) return no_server(t);  // --duration ended before --connect-timeout
     if (!report.empty()) {
         std::ofstream f(report);
         if (!f) {

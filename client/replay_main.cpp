@@ -10,6 +10,7 @@
 #include "client/sweep.h"
 #include "common/io/svg.h"
 #include "common/metrics/report.h"
+#include "server/tool/cli_common.h"
 
 using namespace ks;
 
@@ -57,7 +58,8 @@ int main(int argc, char** argv) {
     app.add_option("--blend-time", rc.deadblend_blend_s, "deadblend cross-fade time, s")->capture_default_str();
     app.add_option("--halflife", rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
     add_correction_options(app, rc);
-    CLI11_PARSE(app, argc, argv);
+    cli::add_version_flag(app, "kinesync-replay", KS_VERSION);
+    if (const auto exit_code = cli::parse_or_exit(app, argc, argv)) return *exit_code;
 
     RecordingReadResult rec;
     try {

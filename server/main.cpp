@@ -11,6 +11,8 @@
 #include "common/record/recording.h"
 #include "server/net/server.h"
 #include "server/sim/record_world.h"
+#include "server/stats_line.h"
+#include "server/tool/cli_common.h"
 
 using namespace ks;
 
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
     std::string transition = "deadblend", record, log_level = "info";
     float bandwidth_kbps = 256.0f, duration = 0.0f, stats_every = 5.0f;
     bool no_network = false;
+    int port = sc.port;  // an int, so 99999 or -1 is refused by the range check with its value named
     app.add_option("--characters", wc.characters, "number of characters")->capture_default_str()->check(CLI::Range(1, 4096));
     app.add_option("--tick-hz", wc.tick_hz, "simulation ticks per second")->capture_default_str()->check(CLI::Range(1.0f, 1000.0f));
     app.add_option("--clips", clips, "BVH files or folders to play (default: the built-in procedural motion)");
@@ -48,7 +51,7 @@ int main(int argc, char** argv) {
     app.add_option("--reset-every", wc.controller.reset_every_s, "reset each character into another clip about every S seconds (0: never)")->capture_default_str();
     app.add_option("--seed", wc.seed, "seed for every random choice")->capture_default_str();
     app.add_option("--bind", sc.bind, "address to bind")->capture_default_str();
-    app.add_option("--port", sc.port, "UDP port (0: any free port)")->capture_default_str();
+    app.add_option("--port", port, "UDP port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
     app.add_option("--snapshot-hz", sc.snapshot_hz, "snapshots per second to each client")->capture_default_str()->check(CLI::Range(1.0f, 240.0f));
     app.add_option("--bandwidth", bandwidth_kbps, "per-client budget, kbit/s of UDP payload")->capture_default_str()->check(CLI::PositiveNumber);
     app.add_option("--max-clients", sc.max_clients, "most clients at once")->capture_default_str()->check(CLI::Range(1, 1024));
@@ -59,7 +62,9 @@ int main(int argc, char** argv) {
     app.add_option("--stats-every", stats_every, "seconds between stats lines")->capture_default_str();
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->capture_default_str()
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
-    CLI11_PARSE(app, argc, argv);
+    cli::add_version_flag(app, "kinesync-server", KS_VERSION);
+    if (const auto exit_code = cli::parse_or_exit(app, argc, argv)) return *exit_code;
+    sc.port = uint16_t(port);
 
     auto log = spdlog::stdout_color_mt("server");
     spdlog::set_level(spdlog::level::from_str(log_level));
@@ -120,13 +125,12 @@ int main(int argc, char** argv) {
         double p50 = 0, p99 = 0;
         server.take_tick_times(p50, p99);
         const net::ServerStats& st = server.stats();
-        std::string per_client;
-        for (const net::ClientReport& c : server.clients())
-            per_client += fmt::format(" [{}: {:.1f} kB/s rtt {:.0f} ms]", c.id, c.bytes_per_s / 1000.0, c.rtt_ms);
-        log->info("{}: tick {} | clients {} | characters {} | tick time p50 {:.0f} us p99 {:.0f} us | missed ticks {} | "
-                  "malformed {} | refused {}{}",
-                  when, world.tick(), server.clients().size(), world.characters().size(), p50, p99, st.missed_ticks, st.malformed,
-                  st.refused, per_client);
+        const std::vector<net::ClientReport> clients = server.clients();
+        log->info("{}", stats_summary_line(when, {world.tick(), world.characters().size(), p50, p99, st.missed_ticks, st.malformed,
+                                                  st.refused},
+                                           clients));
+        if (log->should_log(spdlog::level::debug))
+            for (const net::ClientReport& c : clients) log->debug("{}: {}", when, client_stats_line(c));
     };
     asio::steady_timer stats_timer(io);
     std::function<void()> arm_stats = [&] {

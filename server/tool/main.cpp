@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "server/tool/cli_common.h"
 #include "server/tool/commands.h"
 
 int main(int argc, char** argv) {
@@ -11,10 +12,10 @@ int main(int argc, char** argv) {
     ks::tool::add_loop_command(app);
     ks::tool::add_filmstrip_command(app);
     ks::tool::add_dynamics_command(app);
+    ks::cli::add_version_flag(app, "kinesync-tool", KS_VERSION);
+    // Subcommands run inside the parse: an option error exits 2, a failure while running 1.
     try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        if (const auto exit_code = ks::cli::parse_or_exit(app, argc, argv)) return *exit_code;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kinesync-tool: %s\n", e.what());
         return 1;

@@ -1,0 +1,57 @@
+#pragma once
+// kinesync-server's periodic stats line: one line whose length does not grow with the number of
+// clients (counts, totals, and min/mean/max over the clients), plus one detail line per client for
+// the debug log. Header-only; used by server/main.cpp.
+
+#include <algorithm>
+#include <cstdint>
+#include <spdlog/fmt/fmt.h>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/net/server.h"
+
+namespace ks {
+
+// The figures of one stats line other than the per-client ones.
+struct ServerStatsFigures {
+    uint64_t tick = 0;
+    size_t characters = 0;
+    double tick_p50_us = 0, tick_p99_us = 0;
+    uint64_t missed_ticks = 0, malformed = 0, refused = 0;
+};
+
+// "WHEN: tick T | clients N | characters C | tick time p50 X us p99 Y us | missed ticks M |
+// malformed A | refused B | out TOTAL kB/s, per client min/mean/max a/b/c kB/s | rtt min/mean/max
+// d/e/f ms" (the last two parts only when a client is connected).
+inline std::string stats_summary_line(std::string_view when, const ServerStatsFigures& f,
+                                      const std::vector<net::ClientReport>& clients) {
+    std::string line = fmt::format("{}: tick {} | clients {} | characters {} | tick time p50 {:.0f} us p99 {:.0f} us | "
+                                   "missed ticks {} | malformed {} | refused {}",
+                                   when, f.tick, clients.size(), f.characters, f.tick_p50_us, f.tick_p99_us, f.missed_ticks,
+                                   f.malformed, f.refused);
+    if (clients.empty()) return line;
+    double bps_min = clients[0].bytes_per_s, bps_max = bps_min, bps_sum = 0;
+    double rtt_min = clients[0].rtt_ms, rtt_max = rtt_min, rtt_sum = 0;
+    for (const net::ClientReport& c : clients) {
+        bps_min = std::min(bps_min, c.bytes_per_s);
+        bps_max = std::max(bps_max, c.bytes_per_s);
+        bps_sum += c.bytes_per_s;
+        rtt_min = std::min(rtt_min, c.rtt_ms);
+        rtt_max = std::max(rtt_max, c.rtt_ms);
+        rtt_sum += c.rtt_ms;
+    }
+    const double n = double(clients.size());
+    line += fmt::format(" | out {:.1f} kB/s, per client min/mean/max {:.1f}/{:.1f}/{:.1f} kB/s | rtt min/mean/max {:.0f}/{:.0f}/{:.0f} ms",
+                        bps_sum / 1000.0, bps_min / 1000.0, bps_sum / n / 1000.0, bps_max / 1000.0, rtt_min, rtt_sum / n, rtt_max);
+    return line;
+}
+
+// One client's figures, for the debug log: "client ID (ENDPOINT): X kB/s, rtt Y ms, N snapshots sent".
+inline std::string client_stats_line(const net::ClientReport& c) {
+    return fmt::format("client {} ({}): {:.1f} kB/s, rtt {:.0f} ms, {} snapshots sent", c.id, c.endpoint, c.bytes_per_s / 1000.0,
+                       c.rtt_ms, c.snapshots_sent);
+}
+
+}  // namespace ks
