@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <optional>
+
 #include "client/bot.h"
 #include "tests/support/udp_harness.h"
 
@@ -63,11 +65,27 @@ TEST(ClientE2E, EightBotsThroughLossSurviveAServerRestart) {
 
 namespace {
 
+// A server with two characters and bots polled in real time.
 struct BotRun {
+    ServerHarness server{[] {
+        WorldConfig wc;
+        wc.characters = 2;
+        return wc;
+    }(), net::ServerConfig{}};
     asio::io_context io;
+    std::vector<std::unique_ptr<Bot>> bots;
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
     double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
-    void run_for(std::vector<std::unique_ptr<Bot>>& bots, double seconds) {
+    // One started bot on the server, through `profile` when given.
+    Bot& add_bot(std::optional<NetProfile> profile = std::nullopt) {
+        BotConfig bc;
+        bc.port = server.port();
+        bc.profile = profile;
+        bots.push_back(std::make_unique<Bot>(io, bc));
+        bots.back()->start(now());
+        return *bots.back();
+    }
+    void run_for(double seconds) {
         const double end = now() + seconds;
         while (now() < end) {
             for (auto& b : bots) b->poll(now());
@@ -79,19 +97,13 @@ struct BotRun {
 }  // namespace
 
 TEST(ClientE2E, ABotSaysGoodbyeAndTheServerFreesItsSlotAtOnce) {
-    WorldConfig wc;
-    wc.characters = 2;
-    ServerHarness server(wc, net::ServerConfig{});
     BotRun r;
-    std::vector<std::unique_ptr<Bot>> bots;
-    BotConfig bc;
-    bc.port = server.port();
-    bots.push_back(std::make_unique<Bot>(r.io, bc));
-    bots.back()->start(r.now());
-    r.run_for(bots, 1.0);
-    ASSERT_EQ(bots.back()->session().state(), ClientSession::State::Connected);
+    ServerHarness& server = r.server;
+    const Bot& bot = r.add_bot();
+    r.run_for(1.0);
+    ASSERT_EQ(bot.session().state(), ClientSession::State::Connected);
     ASSERT_EQ(server.client_count(), 1u);
-    bots.clear();  // the destructor sends a Disconnect
+    r.bots.clear();  // the destructor sends a Disconnect
     const auto t = std::chrono::steady_clock::now();
     while (server.client_count() != 0 && std::chrono::steady_clock::now() - t < std::chrono::seconds(2))
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -115,21 +127,13 @@ TEST(ClientE2E, ASecondServerOnABusyPortFailsClearly) {
 
 TEST(ClientE2E, ReorderedSnapshotsAreLateNotLost) {
     // No loss, a lot of jitter: snapshots overtake each other. None is lost.
-    WorldConfig wc;
-    wc.characters = 2;
-    ServerHarness server(wc, net::ServerConfig{});
     BotRun r;
-    std::vector<std::unique_ptr<Bot>> bots;
-    BotConfig bc;
-    bc.port = server.port();
     NetProfile p = net_profile("lan");
     p.latency_ms = 40;
     p.jitter_ms = 25;
-    bc.profile = p;
-    bots.push_back(std::make_unique<Bot>(r.io, bc));
-    bots.back()->start(r.now());
-    r.run_for(bots, 3.0);
-    const ClientSessionStats& st = bots.back()->session().stats();
+    const Bot& bot = r.add_bot(p);
+    r.run_for(3.0);
+    const ClientSessionStats& st = bot.session().stats();
     EXPECT_GT(st.snapshots_received, 60u);
     EXPECT_GT(st.snapshots_late, 0u) << "the jitter reorders some";
     EXPECT_LE(st.snapshots_lost, 1u) << "reordered is not lost (one may still be in flight at the end)";

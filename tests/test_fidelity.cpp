@@ -58,6 +58,22 @@ void run(FidelityAccumulator& a, int character, int count, const std::function<v
     }
 }
 
+// Frames 0..count-1 shown exactly as the truth was d ago, the delay reported; with epoch_at, the
+// display switches epoch when its time reaches it.
+void run_delayed(FidelityAccumulator& a, int character, int count, const std::function<vec3(double)>& root, double d,
+                 double epoch_at = NAN) {
+    for (int i = 0; i < count; ++i) {
+        const double t = i / kHz;
+        Frame f;
+        f.truth = body(root(t), t);
+        f.delayed = body(root(t - d), t - d);
+        f.shown = f.delayed;
+        f.delay = d;
+        if (!std::isnan(epoch_at)) f.epoch = t - d < epoch_at - 1e-9 ? 0 : 1;
+        feed(a, character, t, f);
+    }
+}
+
 vec3 walking(double t) { return vec3(float(1.4 * t), 0.0f, float(0.3 * std::sin(t))); }
 
 std::vector<vec3> offset_all(const std::vector<vec3>& p, vec3 o) {
@@ -131,15 +147,7 @@ TEST(Fidelity, DelayedFaithfulCopyHasNoPopsAtAnyDelay) {
     auto hand = [](double t) { return vec3(float(0.1 * std::sin(kTwoPi * 6 * t)), 1.0f, float(1.4 * t)); };
     for (double d : {0.0, 0.034, 0.1, 0.3}) {
         FidelityAccumulator a;
-        for (int i = 0; i < 240; ++i) {
-            const double t = i / kHz;
-            Frame f;
-            f.truth = body(hand(t), t);
-            f.delayed = body(hand(t - d), t - d);
-            f.shown = f.delayed;
-            f.delay = d;
-            feed(a, 0, t, f);
-        }
+        run_delayed(a, 0, 240, hand, d);
         const FidelityResult r = a.result();
         EXPECT_EQ(r.pops, 0) << d;
         EXPECT_NEAR(r.accel_rms_ratio, 1.0, 0.02) << d;
@@ -371,16 +379,7 @@ TEST(Fidelity, DelayedDisplayHasNoShapeErrorAndSettlesInItsDelay) {
         };
         FidelityAccumulator acc;
         change(acc, 1, {T, root(T - 1 / kHz), root(T)}, 0);
-        for (int i = 0; i < 150; ++i) {
-            const double t = i / kHz;
-            Frame f;
-            f.truth = body(root(t), t);
-            f.delayed = body(root(t - d), t - d);
-            f.shown = f.delayed;
-            f.delay = d;
-            f.epoch = t - d < T - 1e-9 ? 0 : 1;
-            feed(acc, 1, t, f);
-        }
+        run_delayed(acc, 1, 150, root, d, T);
         const FidelityResult r = acc.result();
         EXPECT_EQ(r.shape_err_cm.max, 0.0);
         EXPECT_NEAR(r.display_delay_ms, 100.0, 1e-9);

@@ -236,19 +236,22 @@ void FidelityAccumulator::add_frame(int character, const FidelityFrame& f) {
             if (tr >= reached.mark.time_s - 1.0) reached.before.push_back(r);
         ++c.next;
     }
+    // Only the reached changes from c.open on can still be in blackout or await their rendition
+    // (the ones before are both known and rendered), so a long session costs no more per frame.
     // Blackout: some reached change whose news has not arrived by t.
     bool blackout = false;
-    for (size_t i = 0; i < c.next; ++i) blackout = blackout || c.epochs[i].news > t + kTimeTol;
+    for (size_t i = c.open; i < c.next; ++i) blackout = blackout || c.epochs[i].news > t + kTimeTol;
     // The display's rendition: its first epoch switch (or, unknown, its first frame) at or after
     // the news of a change it has not yet rendered.
     bool pending = false;
-    for (size_t i = 0; i < c.next; ++i) pending = pending || (!c.epochs[i].rendered && c.epochs[i].news <= t + kTimeTol);
+    for (size_t i = c.open; i < c.next; ++i) pending = pending || (!c.epochs[i].rendered && c.epochs[i].news <= t + kTimeTol);
     const bool switched = f.display_epoch < 0 || (c.frames > 0 && f.display_epoch != c.last_display_epoch);
     if (pending && switched) {
         jump = true;
-        for (size_t i = 0; i < c.next; ++i)
+        for (size_t i = c.open; i < c.next; ++i)
             if (c.epochs[i].news <= t + kTimeTol) c.epochs[i].rendered = true;
     }
+    while (c.open < c.next && c.epochs[c.open].rendered) ++c.open;
     c.last_display_epoch = f.display_epoch;
 
     // True root history, enough to look up t - d.

@@ -202,6 +202,7 @@ private:
         std::deque<std::pair<double, vec3>> roots;  // (time, true root), recent history
         std::vector<Epoch> epochs;                  // by time
         size_t next = 0;                            // first epoch change not yet reached by a frame
+        size_t open = 0;                            // first reached change not yet rendered
     };
     static constexpr double kNever = 1e300;
 
