@@ -206,8 +206,6 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
                 }
             }
             if (!any_snapshot || m->tick() > newest_tick) {
-                // Before any pong: assume the newest snapshot is current (behind by the latency).
-                if (!offset_valid) offset_est = double(m->tick()) / tick_hz - t_client;
                 newest_tick = m->tick();
                 any_snapshot = true;
             }
