@@ -18,7 +18,9 @@ RecordingReadResult record(const ClipLibrary& lib, double seconds, float telepor
     wc.controller.teleport_every_s = teleport_every;
     wc.controller.reset_every_s = teleport_every * 1.5f;
     World w(lib, wc);
-    const std::string path = testing::TempDir() + "/replay-test.ksrec";
+    // One file per test: ctest runs the tests of this file in parallel processes.
+    const std::string path = testing::TempDir() + "/replay-" +
+                             testing::UnitTest::GetInstance()->current_test_info()->name() + ".ksrec";
     {
         RecordingWriter writer(path, make_recording_header(w, 30.0f, "test"));
         for (int i = 0; i < int(seconds * 60); ++i) {
