@@ -1,7 +1,6 @@
 // kinesync-client: N test clients ("bots") in one process against a server, each reconstructing
 // with a strategy, optionally through the network simulator; a stats line, a JSON report.
 #include <CLI/CLI.hpp>
-#include <asio.hpp>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -65,13 +64,12 @@ int main(int argc, char** argv) {
         }
         std::printf("network: %s\n", describe(*bc.profile).c_str());
     }
-    asio::io_context io;
     std::vector<std::unique_ptr<Bot>> all;
     try {
         for (int i = 0; i < bots; ++i) {
             BotConfig b = bc;
             b.seed = seed * 1000 + uint64_t(i);
-            all.push_back(std::make_unique<Bot>(io, b));
+            all.push_back(std::make_unique<Bot>(b));
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kinesync-client: cannot reach %s: %s\n", server.c_str(), e.what());
@@ -93,7 +91,7 @@ int main(int argc, char** argv) {
             lost += r.snapshots_lost;
             bps += r.bytes_per_s;
             rtt += r.rtt_ms;
-            connected += b->session().state() == ClientSession::State::Connected;
+            connected += b->state() == ClientSession::State::Connected;
         }
         std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost | %.1f kB/s per bot | rtt %.1f ms\n", t,
                     int(all.size()), connected, (unsigned long long)received, (unsigned long long)lost,
@@ -111,7 +109,7 @@ int main(int argc, char** argv) {
         const double t = now();
         for (auto& b : all) {
             b->poll(t);
-            ever_connected = ever_connected || b->session().state() == ClientSession::State::Connected;
+            ever_connected = ever_connected || b->state() == ClientSession::State::Connected;
         }
         if (!ever_connected && connect_timeout > 0 && t >= connect_timeout) return no_server(connect_timeout);
         if (t >= next_stats) {

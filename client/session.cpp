@@ -36,6 +36,7 @@ void ClientSession::connect(double now_s) {
     skeletons_.clear();
     precisions_.clear();
     character_skeleton_.clear();
+    character_names_.clear();
     reliable_seen_.clear();
     reliable_to_ack_.clear();
     decoder_ = SnapshotDecoder();
@@ -154,7 +155,10 @@ void ClientSession::on_datagram(std::span<const uint8_t> bytes, double now_s) {
                     }
                 }
             if (m->characters())
-                for (const wire::CharacterInfo* c : *m->characters()) character_skeleton_[c->character_id()] = c->skeleton_id();
+                for (const wire::CharacterInfo* c : *m->characters()) {
+                    character_skeleton_[c->character_id()] = c->skeleton_id();
+                    character_names_[c->character_id()] = c->name() ? c->name()->str() : std::string();
+                }
             break;
         }
         case MessageType::Events: {
@@ -162,7 +166,13 @@ void ClientSession::on_datagram(std::span<const uint8_t> bytes, double now_s) {
             reliable_to_ack_.push_back(m->message_id());
             if (!reliable_seen_.insert(m->message_id()).second) break;
             if (m->events())
-                for (const wire::Event* e : *m->events()) events_.push_back({e->character_id(), e->epoch(), e->kind(), e->tick()});
+                for (const wire::Event* e : *m->events()) {
+                    events_.push_back({e->character_id(), e->epoch(), e->kind(), e->tick()});
+                    if (e->kind() == wire::EventKind::Removed) {
+                        character_skeleton_.erase(e->character_id());
+                        character_names_.erase(e->character_id());
+                    }
+                }
             break;
         }
         case MessageType::Snapshot: {
@@ -260,6 +270,11 @@ const net::ReceivedSkeleton* ClientSession::skeleton(uint16_t id) const {
 const SkeletonPrecision* ClientSession::precision(uint16_t skeleton) const {
     const auto it = precisions_.find(skeleton);
     return it == precisions_.end() ? nullptr : &it->second;
+}
+
+std::string ClientSession::character_name(uint16_t character) const {
+    const auto it = character_names_.find(character);
+    return it == character_names_.end() ? std::string() : it->second;
 }
 
 std::vector<uint16_t> ClientSession::characters() const {

@@ -1,14 +1,15 @@
 #pragma once
 // The client side of the protocol without any I/O: feed it datagrams and the time, and it tells
-// you what to send. A UDP driver (client/udp_client.h), the network simulator and the offline
-// replay all drive the same code.
+// you what to send. StreamClient (client/stream_client.h) drives it over UDP; the offline replay
+// drives the same code through the network simulator.
 //
 // It does the handshake (ConnectRequest padded to a full datagram, resent until a Challenge;
 // ChallengeResponse until Accept), assembles the skeleton definitions and character assignments
 // (acknowledging each reliable message), decodes snapshots against its own history
 // (SnapshotDecoder), acknowledges packets (envelope ack + ack bits, and an Ack message at least
 // every `ack_interval_s`), measures the round trip and the server clock with ping/pong, and keeps
-// teleport/reset events. Malformed datagrams are counted and dropped.
+// teleport/reset/removal events (a removed character is forgotten). Malformed datagrams are counted
+// and dropped.
 
 #include <cstdint>
 #include <functional>
@@ -78,6 +79,7 @@ public:
     const net::ReceivedSkeleton* skeleton(uint16_t id) const;
     const SkeletonPrecision* precision(uint16_t skeleton) const;
     std::vector<uint16_t> characters() const;
+    std::string character_name(uint16_t character) const;
     // Round trip (ms, smoothed), and the server clock estimate: server_time_us ~ offset + local us.
     double rtt_ms() const { return rtt_ms_; }
     // Estimated server tick at local time now_s (fractional), from pongs and snapshot ticks.
@@ -105,6 +107,7 @@ private:
     std::map<uint16_t, net::ReceivedSkeleton> skeletons_;
     std::map<uint16_t, SkeletonPrecision> precisions_;
     std::map<uint16_t, uint16_t> character_skeleton_;
+    std::map<uint16_t, std::string> character_names_;
     std::set<uint32_t> reliable_seen_;
     std::vector<uint32_t> reliable_to_ack_;
     SnapshotDecoder decoder_;

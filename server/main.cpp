@@ -1,22 +1,26 @@
 // kinesync-server: the headless authoritative server (or, with --no-network, an offline run that
 // only records).
 #include <CLI/CLI.hpp>
-#include <asio.hpp>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <memory>
+#include <thread>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "common/record/recording.h"
-#include "server/net/server.h"
-#include "server/sim/record_world.h"
+#include "server/sim/world_streamer.h"
+#include "server/stream_server.h"
 #include "server/stats_line.h"
 #include "server/tool/cli_common.h"
 
 using namespace ks;
 
 namespace {
+
+std::atomic<int> g_signal{0};
+extern "C" void on_signal(int sig) { g_signal = sig; }
 
 std::string join_args(int argc, char** argv) {
     std::string s;
@@ -31,7 +35,7 @@ int main(int argc, char** argv) {
                  "Plays character animation with velocities propagated through every op and streams delta-compressed\n"
                  "kform snapshots over UDP; optionally records the session."};
     WorldConfig wc;
-    net::ServerConfig sc;
+    StreamServerConfig sc;
     std::vector<std::string> clips;
     ClipLoadOptions lo;
     std::string transition = "deadblend", record, log_level = "info";
@@ -74,6 +78,11 @@ int main(int argc, char** argv) {
     }
     wc.controller.transition = transition == "inertialize" ? TransitionKind::Inertialization : TransitionKind::DeadBlending;
     sc.bandwidth_bps = bandwidth_kbps * 1000.0f;
+    sc.network = !no_network;
+    sc.tick_hz = wc.tick_hz;
+    sc.record_path = record;
+    sc.record_scenario = join_args(argc, argv);
+    sc.record_seed = wc.seed;
 
     std::unique_ptr<ClipLibrary> lib;
     try {
@@ -87,83 +96,70 @@ int main(int argc, char** argv) {
                   c.dropped_first_frame ? " (leading reference frame dropped)" : "");
     World world(*lib, wc);
 
-    std::unique_ptr<RecordingWriter> recorder;
-    if (!record.empty()) {
+    // The product: a stream server (server/stream_server.h) that the simulated world drives like a
+    // game would, with its network I/O on a thread of its own.
+    std::unique_ptr<StreamServer> server;
+    try {
+        server = std::make_unique<StreamServer>(sc);
+    } catch (const std::exception& e) {
+        log->error("{}", e.what());
+        return 1;
+    }
+    WorldStreamer streamer(world, *server);
+    auto finish = [&]() -> int {
         try {
-            recorder = std::make_unique<RecordingWriter>(record, make_recording_header(world, sc.snapshot_hz, join_args(argc, argv)));
+            server->close();
         } catch (const std::exception& e) {
-            log->error("cannot record: {}", e.what());
+            log->error("{}", e.what());
             return 1;
         }
-    }
+        return 0;
+    };
     const auto wall0 = std::chrono::steady_clock::now();
+    const uint64_t ticks = duration > 0 ? uint64_t(double(duration) * double(wc.tick_hz)) : UINT64_MAX;
 
     if (no_network) {
-        const uint32_t ticks = uint32_t(double(duration) * double(wc.tick_hz));
-        for (uint32_t i = 0; i < ticks; ++i) {
-            world.step();
-            if (recorder) recorder->write(capture_frame(world));
-        }
-        if (recorder) recorder->close();
+        for (uint64_t i = 0; i < ticks; ++i) streamer.step();
+        const int rc = finish();
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
         log->info("offline: {} ticks ({:.1f} s simulated) of {} characters in {:.2f} s ({:.0f}x real time){}", ticks, duration,
                   wc.characters, wall, duration / std::max(wall, 1e-9), record.empty() ? "" : ", recorded to " + record);
-        return 0;
+        return rc;
     }
 
-    asio::io_context io;
-    net::Server server(io, world, sc, [&](const World& w) {
-        if (recorder) recorder->write(capture_frame(w));
-    });
-    try {
-        server.start();
-    } catch (const std::exception& e) {
-        log->error("cannot listen on {}:{}: {}", sc.bind, sc.port, e.what());
-        return 1;
-    }
+    log->info("serving {} characters on {}:{}", wc.characters, sc.bind, server->port());
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    uint64_t missed = 0;
     auto stats_line = [&](const char* when) {
         double p50 = 0, p99 = 0;
-        server.take_tick_times(p50, p99);
-        const net::ServerStats& st = server.stats();
-        const std::vector<net::ClientReport> clients = server.clients();
-        log->info("{}", stats_summary_line(when, {world.tick(), world.characters().size(), p50, p99, st.missed_ticks, st.malformed,
-                                                  st.refused},
-                                           clients));
+        server->take_tick_times(p50, p99);
+        const StreamServerStats st = server->stats();
+        log->info("{}", stats_summary_line(when, {st.tick, st.characters, p50, p99, missed, st.net.malformed, st.net.refused}, st.clients));
         if (log->should_log(spdlog::level::debug))
-            for (const net::ClientReport& c : clients) log->debug("{}: {}", when, client_stats_line(c));
+            for (const net::ClientReport& c : st.clients) log->debug("{}: {}", when, client_stats_line(c));
     };
-    asio::steady_timer stats_timer(io);
-    std::function<void()> arm_stats = [&] {
-        stats_timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(stats_every)));
-        stats_timer.async_wait([&](const asio::error_code& ec) {
-            if (ec) return;
+    // A drift-free clock: tick n is due at start + n / tick_hz, whatever the previous ones cost.
+    const auto period = std::chrono::duration<double>(1.0 / double(wc.tick_hz));
+    const auto start = std::chrono::steady_clock::now();
+    auto next_stats = start + std::chrono::duration<double>(stats_every);
+    const char* why = "duration reached";
+    for (uint64_t n = 1; n <= ticks; ++n) {
+        const auto due = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(period * double(n));
+        std::this_thread::sleep_until(due);
+        if (g_signal) {
+            why = g_signal == SIGINT ? "SIGINT" : "SIGTERM";
+            break;
+        }
+        // Late by more than a tick: this one is counted once as missed (it still runs).
+        if (std::chrono::steady_clock::now() - due > period) ++missed;
+        streamer.step();
+        if (std::chrono::steady_clock::now() >= next_stats) {
             stats_line("stats");
-            arm_stats();
-        });
-    };
-    arm_stats();
-    asio::steady_timer end_timer(io);
-    auto shutdown = [&](const char* why) {
-        log->info("shutting down ({})", why);
-        stats_line("final");
-        server.stop();
-        stats_timer.cancel();
-        end_timer.cancel();
-        if (recorder) recorder->close();
-    };
-    asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](const asio::error_code& ec, int sig) {
-        if (!ec) shutdown(sig == SIGINT ? "SIGINT" : "SIGTERM");
-    });
-    if (duration > 0) {
-        end_timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(duration)));
-        end_timer.async_wait([&](const asio::error_code& ec) {
-            if (!ec) {
-                shutdown("duration reached");
-                signals.cancel();
-            }
-        });
+            next_stats += std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(stats_every));
+        }
     }
-    io.run();
-    return 0;
+    log->info("shutting down ({})", why);
+    stats_line("final");
+    return finish();
 }

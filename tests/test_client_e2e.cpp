@@ -16,8 +16,7 @@ TEST(ClientE2E, EightBotsThroughLossSurviveAServerRestart) {
     const uint16_t port = uint16_t(42000 + (getpid() % 2000));
     WorldConfig wc;
     wc.characters = 3;
-    auto server = std::make_unique<ServerHarness>(wc, net::ServerConfig{}, std::string{}, port);
-    asio::io_context io;
+    auto server = std::make_unique<ServerHarness>(wc, StreamServerConfig{}, std::string{}, port);
     std::vector<std::unique_ptr<Bot>> bots;
     NetProfile p = net_profile("broadband");
     p.latency_ms = 20;  // keep the test short
@@ -29,7 +28,7 @@ TEST(ClientE2E, EightBotsThroughLossSurviveAServerRestart) {
         bc.seed = uint64_t(i + 1);
         bc.reconstruct.strategy = all_strategies()[size_t(i) % all_strategies().size()];
         bc.reconnect_after_s = 0.3;
-        bots.push_back(std::make_unique<Bot>(io, bc));
+        bots.push_back(std::make_unique<Bot>(bc));
     }
     const auto t0 = std::chrono::steady_clock::now();
     auto now = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -52,13 +51,13 @@ TEST(ClientE2E, EightBotsThroughLossSurviveAServerRestart) {
     // Restart the server on the same port.
     server.reset();
     run_for(0.5);
-    server = std::make_unique<ServerHarness>(wc, net::ServerConfig{}, std::string{}, port);
+    server = std::make_unique<ServerHarness>(wc, StreamServerConfig{}, std::string{}, port);
     run_for(6.5);  // the old session times out (5 s) or is refused; the bots reconnect
     for (size_t i = 0; i < bots.size(); ++i) {
         const BotReport r = bots[i]->report(now());
-        EXPECT_EQ(bots[i]->session().state(), ClientSession::State::Connected) << "bot " << i;
+        EXPECT_EQ(bots[i]->state(), ClientSession::State::Connected) << "bot " << i;
         EXPECT_GE(r.reconnects, 1u) << "bot " << i;
-        EXPECT_GT(bots[i]->session().stats().snapshots_received, 10u) << "bot " << i << " receives again";
+        EXPECT_GT(bots[i]->session_stats().snapshots_received, 10u) << "bot " << i << " receives again";
         EXPECT_NE(bots[i]->displayed(0), nullptr);
     }
 }
@@ -71,8 +70,7 @@ struct BotRun {
         WorldConfig wc;
         wc.characters = 2;
         return wc;
-    }(), net::ServerConfig{}};
-    asio::io_context io;
+    }(), StreamServerConfig{}};
     std::vector<std::unique_ptr<Bot>> bots;
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
     double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
@@ -81,7 +79,7 @@ struct BotRun {
         BotConfig bc;
         bc.port = server.port();
         bc.profile = profile;
-        bots.push_back(std::make_unique<Bot>(io, bc));
+        bots.push_back(std::make_unique<Bot>(bc));
         bots.back()->start(now());
         return *bots.back();
     }
@@ -101,7 +99,7 @@ TEST(ClientE2E, ABotSaysGoodbyeAndTheServerFreesItsSlotAtOnce) {
     ServerHarness& server = r.server;
     const Bot& bot = r.add_bot();
     r.run_for(1.0);
-    ASSERT_EQ(bot.session().state(), ClientSession::State::Connected);
+    ASSERT_EQ(bot.state(), ClientSession::State::Connected);
     ASSERT_EQ(server.client_count(), 1u);
     r.bots.clear();  // the destructor sends a Disconnect
     const auto t = std::chrono::steady_clock::now();
@@ -115,9 +113,9 @@ TEST(ClientE2E, ABotSaysGoodbyeAndTheServerFreesItsSlotAtOnce) {
 TEST(ClientE2E, ASecondServerOnABusyPortFailsClearly) {
     WorldConfig wc;
     wc.characters = 1;
-    ServerHarness first(wc, net::ServerConfig{});
+    ServerHarness first(wc, StreamServerConfig{});
     try {
-        ServerHarness second(wc, net::ServerConfig{}, std::string{}, first.port());
+        ServerHarness second(wc, StreamServerConfig{}, std::string{}, first.port());
         FAIL() << "a second server bound the busy port " << first.port();
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find(std::string("cannot listen on UDP 127.0.0.1:") + std::to_string(first.port())), std::string::npos)
@@ -133,7 +131,7 @@ TEST(ClientE2E, ReorderedSnapshotsAreLateNotLost) {
     p.jitter_ms = 25;
     const Bot& bot = r.add_bot(p);
     r.run_for(3.0);
-    const ClientSessionStats& st = bot.session().stats();
+    const ClientSessionStats st = bot.session_stats();
     EXPECT_GT(st.snapshots_received, 60u);
     EXPECT_GT(st.snapshots_late, 0u) << "the jitter reorders some";
     EXPECT_LE(st.snapshots_lost, 1u) << "reordered is not lost (one may still be in flight at the end)";

@@ -620,7 +620,7 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
         const auto v = fbb.CreateVectorOfStructs(ev);
         expect_err(raw_packet(fbb, wire::CreateEvents(fbb, 1, v)), DecodeError::TooManyElements, "events");
         reset();
-        const wire::Event bad(1, 1, wire::EventKind(2), 1);
+        const wire::Event bad(1, 1, wire::EventKind(3), 1);
         const auto v2 = fbb.CreateVectorOfStructs(&bad, 1);
         expect_err(raw_packet(fbb, wire::CreateEvents(fbb, 1, v2)), DecodeError::BadValue, "event kind");
     }

@@ -4,7 +4,8 @@
 
 #include "client/replay.h"
 #include "common/metrics/report.h"
-#include "server/sim/record_world.h"
+#include "server/sim/world_streamer.h"
+#include "server/stream_server.h"
 #include "tests/support/clips.h"
 
 using namespace ks;
@@ -19,16 +20,18 @@ RecordingReadResult record(const ClipLibrary& lib, double seconds, float telepor
     wc.controller.reset_every_s = teleport_every * 1.5f;
     World w(lib, wc);
     // One file per test: ctest runs the tests of this file in parallel processes.
-    const std::string path = testing::TempDir() + "/replay-" +
-                             testing::UnitTest::GetInstance()->current_test_info()->name() + ".ksrec";
+    StreamServerConfig sc;
+    sc.network = false;
+    sc.io = IoMode::Pumped;
+    sc.record_path = testing::TempDir() + "/replay-" + testing::UnitTest::GetInstance()->current_test_info()->name() + ".ksrec";
+    sc.record_scenario = "test";
     {
-        RecordingWriter writer(path, make_recording_header(w, 30.0f, "test"));
-        for (int i = 0; i < int(seconds * 60); ++i) {
-            w.step();
-            writer.write(capture_frame(w));
-        }
-        writer.close();
+        StreamServer server(sc);
+        WorldStreamer streamer(w, server);
+        for (int i = 0; i < int(seconds * 60); ++i) streamer.step();
+        server.close();
     }
+    const std::string path = sc.record_path;
     return read_recording(path);
 }
 

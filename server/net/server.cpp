@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <spdlog/spdlog.h>
 
@@ -38,10 +39,10 @@ struct Server::Session {
         std::function<std::vector<uint8_t>(const PacketHeader&)> build;
         double last_sent = -1e9;
         bool acked = false;
-        bool skeletons = false;
+        std::vector<uint16_t> defines;  // characters this message defines
     };
     std::vector<Reliable> reliable;
-    bool skeletons_acked = false;
+    std::set<uint16_t> known;  // characters whose definition the client acknowledged
     double last_heard = 0;
     double rtt_ms = 0;
     uint64_t bytes_sent = 0, snapshots_sent = 0;
@@ -50,54 +51,52 @@ struct Server::Session {
     double bytes_per_s = 0;
 };
 
-Server::Server(asio::io_context& io, World& world, const ServerConfig& cfg, TickHook on_tick)
-    : io_(io), world_(world), cfg_(cfg), on_tick_(std::move(on_tick)), socket_(io), tick_timer_(io),
-      cookies_(cfg.secret_seed ? cfg.secret_seed : random_seed()), history_(256) {
-    for (size_t s = 0; s < world.library().skeletons.size(); ++s)
-        precisions_.push_back(plan_precision(world.library().skeletons[s], world.library().metres_per_unit[s]));
+Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
+    : io_(io), cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed ? cfg.secret_seed : random_seed()),
+      history_(256) {
+    asio::error_code ec;
+    const asio::ip::address address = asio::ip::make_address(cfg_.bind, ec);
+    const std::string where = "UDP " + cfg_.bind + ":" + std::to_string(cfg_.port);
+    if (ec) throw std::runtime_error("cannot listen on " + where + ": bad address (" + ec.message() + ")");
+    const asio::ip::udp::endpoint ep(address, cfg_.port);
+    // No reuse_address: a second server on a busy port must fail, not share it silently.
+    socket_.open(ep.protocol(), ec);
+    if (!ec) socket_.bind(ep, ec);
+    if (!ec) socket_.non_blocking(true, ec);
+    if (ec) {
+        asio::error_code ignored;
+        socket_.close(ignored);
+        throw std::runtime_error("cannot listen on " + where + ": " + ec.message());
+    }
+    port_ = socket_.local_endpoint().port();
+    start_ = std::chrono::steady_clock::now();
 }
 
 Server::~Server() { stop(); }
 
 double Server::now_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-uint64_t Server::now_us() const {
-    return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start_).count());
+
+uint64_t Server::server_time_us() const {
+    const double tick_s = 1.0 / double(cfg_.tick_hz);
+    const double since = std::clamp(now_s() - tick_wall_s_, 0.0, tick_s);
+    return uint64_t(1e6 * (double(tick_) * tick_s + since));
 }
 
 void Server::start() {
-    const asio::ip::udp::endpoint ep(asio::ip::make_address(cfg_.bind), cfg_.port);
-    // No reuse_address: a second server on a busy port must fail, not share it silently.
-    asio::error_code ec;
-    socket_.open(ep.protocol(), ec);
-    if (!ec) socket_.bind(ep, ec);
-    if (ec) {
-        asio::error_code ignored;
-        socket_.close(ignored);
-        throw std::runtime_error("cannot listen on UDP " + cfg_.bind + ":" + std::to_string(cfg_.port) + ": " + ec.message());
-    }
-    start_ = std::chrono::steady_clock::now();
+    if (running_ || !socket_.is_open()) return;
     running_ = true;
-    spdlog::get("server")->info("listening on {}:{} ({} characters, {} Hz ticks, {} Hz snapshots, {:.0f} kbit/s per client)",
-                                cfg_.bind, port(), world_.characters().size(), world_.config().tick_hz, cfg_.snapshot_hz,
-                                cfg_.bandwidth_bps / 1000.0);
+    spdlog::get("server")->info("listening on {}:{} ({} Hz ticks, {} Hz snapshots, {:.0f} kbit/s per client)", cfg_.bind, port_,
+                                cfg_.tick_hz, cfg_.snapshot_hz, cfg_.bandwidth_bps / 1000.0);
     receive();
-    schedule_tick();
 }
 
 void Server::stop() {
-    if (!running_) return;
-    running_ = false;
     for (auto& [key, s] : sessions_)
         send(*s, [](const PacketHeader& h) { return build_disconnect(h, "server shutting down"); }, 0);
+    sessions_.clear();
+    running_ = false;
     asio::error_code ec;
-    tick_timer_.cancel();
     socket_.close(ec);
-}
-
-uint16_t Server::port() const {
-    asio::error_code ec;
-    const auto ep = socket_.local_endpoint(ec);
-    return ec ? cfg_.port : ep.port();
 }
 
 void Server::receive() {
@@ -106,17 +105,29 @@ void Server::receive() {
         if (!ec) {
             ++stats_.datagrams_in;
             stats_.bytes_in += n;
-            on_datagram(rx_from_, std::span<const uint8_t>(rx_.data(), n));
+            try {
+                on_datagram(rx_from_, std::span<const uint8_t>(rx_.data(), n));
+            } catch (const std::exception& e) {
+                // A datagram must never take the server down: count it, say why, go on.
+                ++stats_.unexpected;
+                spdlog::get("server")->warn("datagram from {} dropped: {}", endpoint_text(rx_from_), e.what());
+            }
         }
         receive();
     });
 }
 
-void Server::send_raw(const asio::ip::udp::endpoint& to, std::vector<uint8_t> bytes) {
+void Server::send_raw(const asio::ip::udp::endpoint& to, const std::vector<uint8_t>& bytes) {
+    // Synchronous and non-blocking: a datagram the kernel will not take now is dropped (and
+    // counted), as the network would.
+    asio::error_code ec;
+    socket_.send_to(asio::buffer(bytes), to, 0, ec);
+    if (ec) {
+        ++stats_.send_failures;
+        return;
+    }
     ++stats_.datagrams_out;
     stats_.bytes_out += bytes.size();
-    auto buf = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
-    socket_.async_send_to(asio::buffer(*buf), to, [buf](const asio::error_code&, size_t) {});
 }
 
 void Server::send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag) {
@@ -126,7 +137,7 @@ void Server::send(Session& s, const std::function<std::vector<uint8_t>(const Pac
     s.sent_time[seq % SentPacketLog::kWindow] = now_s();
     s.bytes_sent += bytes.size() + 28;
     s.bytes_window += bytes.size() + 28;
-    send_raw(s.ep, std::move(bytes));
+    send_raw(s.ep, bytes);
 }
 
 void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes) {
@@ -143,68 +154,86 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
         on_session_packet(*it->second, *p);
         return;
     }
-    const uint64_t window = uint64_t(now_s() / 10.0);
     if (p->type == MessageType::ConnectRequest) {
         // Stateless reply, never larger than the (full-size) request.
         const uint64_t salt = p->message<wire::ConnectRequest>()->client_salt();
-        const Cookie cookie = cookies_.make(from.address().to_string(), from.port(), salt, window);
+        const Cookie cookie = cookies_.make(from.address().to_string(), from.port(), salt, uint64_t(now_s() / 10.0));
         send_raw(from, build_challenge({0, 0, 0}, salt, cookie));
         return;
     }
     if (p->type == MessageType::ChallengeResponse) {
-        const auto* r = p->message<wire::ChallengeResponse>();
-        Cookie cookie{};
-        std::copy(r->cookie()->begin(), r->cookie()->end(), cookie.begin());
-        if (!cookies_.check(cookie, from.address().to_string(), from.port(), r->client_salt(), window)) {
-            ++stats_.refused;
-            return;
-        }
-        if (it != sessions_.end()) {
-            if (it->second->salt == r->client_salt()) return;  // a duplicate of the response we accepted
-            drop(it->second->id, "reconnected");              // same address, new client instance
-        }
-        if (int(sessions_.size()) >= cfg_.max_clients) {
-            ++stats_.refused;
-            send_raw(from, build_disconnect({0, 0, 0}, "server full"));
-            return;
-        }
-        auto s = std::make_unique<Session>();
-        s->ep = from;
-        s->key = key;
-        s->id = next_client_id_++;
-        s->salt = r->client_salt();
-        s->last_heard = now_s();
-        s->bytes_window_start = now_s();
-        BuilderConfig bc;
-        bc.tick_hz = world_.config().tick_hz;
-        bc.snapshot_hz = cfg_.snapshot_hz;
-        bc.bandwidth_bps = cfg_.bandwidth_bps;
-        bc.max_payload_bytes = std::min<size_t>(1100, max_snapshot_data_bytes());
-        s->builder = SnapshotBuilder(bc);
-        s->received.on_received(p->sequence);
-        Session& sr = *s;
-        sessions_[key] = std::move(s);
-        ++stats_.connects;
-        AcceptInfo info{sr.id, uint16_t(world_.config().tick_hz), uint16_t(cfg_.snapshot_hz), world_.tick(), now_us()};
-        send(sr, [info](const PacketHeader& h) { return build_accept(h, info); }, 0);
-        // Skeleton definitions, reliably (possibly several messages).
-        const ClipLibrary& lib = world_.library();
-        std::vector<SkeletonDefInput> defs;
-        for (size_t k = 0; k < lib.skeletons.size(); ++k)
-            defs.push_back({uint16_t(k), lib.skeleton_names[k], &lib.skeletons[k], lib.metres_per_unit[k], 0, -1});
-        std::vector<CharacterInfoInput> chars;
-        for (size_t c = 0; c < world_.characters().size(); ++c)
-            chars.push_back({uint16_t(c), uint16_t(world_.characters()[c].skeleton()), {}});
-        for (const SkeletonDefsPlan& plan : plan_skeleton_defs(defs, chars)) {
-            const uint32_t mid = next_message_id_++;
-            sr.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan.defs, plan.characters); },
-                                   -1e9, false, true});
-        }
-        send_reliable(sr, true);
-        spdlog::get("server")->info("client {} connected from {} ({} of {})", sr.id, key, sessions_.size(), cfg_.max_clients);
+        on_challenge_response(from, key, *p);
         return;
     }
     ++stats_.unexpected;  // anything else from a peer without a session
+}
+
+void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p) {
+    const auto* r = p.message<wire::ChallengeResponse>();
+    Cookie cookie{};
+    std::copy(r->cookie()->begin(), r->cookie()->end(), cookie.begin());
+    if (!cookies_.check(cookie, from.address().to_string(), from.port(), r->client_salt(), uint64_t(now_s() / 10.0))) {
+        ++stats_.refused;
+        return;
+    }
+    const auto it = sessions_.find(key);
+    if (it != sessions_.end()) {
+        if (it->second->salt == r->client_salt()) return;  // a duplicate of the response we accepted
+        drop(it->second->id, "reconnected");              // same address, new client instance
+    }
+    if (int(sessions_.size()) >= cfg_.max_clients) {
+        ++stats_.refused;
+        send_raw(from, build_disconnect({0, 0, 0}, "server full"));
+        return;
+    }
+    auto s = std::make_unique<Session>();
+    s->ep = from;
+    s->key = key;
+    s->id = next_client_id_++;
+    s->salt = r->client_salt();
+    s->last_heard = now_s();
+    s->bytes_window_start = now_s();
+    BuilderConfig bc;
+    bc.tick_hz = cfg_.tick_hz;
+    bc.snapshot_hz = cfg_.snapshot_hz;
+    bc.bandwidth_bps = cfg_.bandwidth_bps;
+    bc.max_payload_bytes = std::min<size_t>(1100, max_snapshot_data_bytes());
+    s->builder = SnapshotBuilder(bc);
+    s->received.on_received(p.sequence);
+    Session& sr = *s;
+    sessions_[key] = std::move(s);
+    ++stats_.connects;
+    const AcceptInfo info{sr.id, uint16_t(std::lround(cfg_.tick_hz)), uint16_t(std::lround(cfg_.snapshot_hz)), tick_, server_time_us()};
+    send(sr, [info](const PacketHeader& h) { return build_accept(h, info); }, 0);
+    // Every skeleton and character there is now, reliably (possibly several messages).
+    std::vector<uint16_t> skeletons, characters;
+    for (const auto& [id, sk] : roster_.skeletons) skeletons.push_back(id);
+    for (const auto& [id, c] : roster_.characters) characters.push_back(id);
+    queue_definitions(sr, skeletons, characters);
+    send_reliable(sr, true);
+    spdlog::get("server")->info("client {} connected from {} ({} of {})", sr.id, key, sessions_.size(), cfg_.max_clients);
+}
+
+void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters) {
+    if (skeletons.empty() && characters.empty()) return;
+    std::vector<SkeletonDefInput> defs;
+    for (uint16_t id : skeletons) {
+        const Roster::SkeletonEntry& e = roster_.skeletons.at(id);
+        defs.push_back({id, e.name, &e.skeleton, e.metres_per_unit, 0, -1});
+    }
+    std::vector<CharacterInfoInput> chars;
+    for (uint16_t id : characters) {
+        const Roster::CharacterEntry& e = roster_.characters.at(id);
+        chars.push_back({id, e.skeleton, e.name});
+    }
+    for (const SkeletonDefsPlan& plan : plan_skeleton_defs(defs, chars)) {
+        const uint32_t mid = next_message_id_++;
+        std::vector<uint16_t> defines;
+        for (const CharacterInfoInput& c : plan.characters) defines.push_back(c.character_id);
+        // The plan's names and skeletons point into the roster, which outlives every message.
+        s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan.defs, plan.characters); },
+                              -1e9, false, std::move(defines)});
+    }
 }
 
 void Server::on_session_packet(Session& s, const DecodedPacket& p) {
@@ -213,8 +242,8 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
     std::vector<SentPacketLog::Acked> acked;
     s.sent.on_ack(p.ack, p.ack_bits, acked);
     for (const auto& a : acked) {
-        if (a.sequence == p.ack) s.rtt_ms = s.rtt_ms == 0 ? 1000.0 * (now_s() - s.sent_time[a.sequence % SentPacketLog::kWindow])
-                                                          : 0.9 * s.rtt_ms + 100.0 * (now_s() - s.sent_time[a.sequence % SentPacketLog::kWindow]);
+        const double sample_ms = 1000.0 * (now_s() - s.sent_time[a.sequence % SentPacketLog::kWindow]);
+        if (a.sequence == p.ack) s.rtt_ms = s.rtt_ms == 0 ? sample_ms : 0.9 * s.rtt_ms + 0.1 * sample_ms;
         if ((a.tag & ~kTagMask) == kTagSnapshot) {
             const auto& meta = s.snapshot_meta[a.sequence % SentPacketLog::kWindow];
             s.builder.on_delivered(meta.tick, meta.characters);
@@ -236,8 +265,8 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
             const auto* m = p.message<wire::Ping>();
             const uint64_t ct = m->client_time_us();
             const uint32_t pid = m->ping_id();
-            const uint64_t st = now_us();
-            const uint32_t tick = world_.tick();
+            const uint64_t st = server_time_us();
+            const uint32_t tick = tick_;
             send(s, [=](const PacketHeader& h) { return build_pong(h, ct, pid, st, tick); }, 0);
             break;
         }
@@ -250,11 +279,11 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
             ++stats_.unexpected;
             break;
     }
-    // Skeletons acknowledged: snapshots may start.
-    bool all = true;
+    // Acknowledged definitions: snapshots of those characters may start (unless removed since).
     for (const auto& r : s.reliable)
-        if (r.skeletons && !r.acked) all = false;
-    s.skeletons_acked = all;
+        if (r.acked)
+            for (uint16_t c : r.defines)
+                if (roster_.characters.count(c)) s.known.insert(c);
     s.reliable.erase(std::remove_if(s.reliable.begin(), s.reliable.end(), [](const auto& r) { return r.acked; }), s.reliable.end());
 }
 
@@ -277,42 +306,40 @@ void Server::drop(uint32_t id, const char* why) {
     }
 }
 
-void Server::schedule_tick() {
-    // Drift-free: deadlines are start + n / tick_hz, never "now + period".
-    const auto period = std::chrono::duration<double>(1.0 / double(world_.config().tick_hz));
-    tick_timer_.expires_at(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(period * double(tick_index_ + 1)));
-    tick_timer_.async_wait([this](const asio::error_code& ec) {
-        if (ec || !running_) return;
-        on_tick();
-        schedule_tick();
-    });
-}
-
-void Server::on_tick() {
-    const auto t0 = std::chrono::steady_clock::now();
-    // Catch up if we fell behind (count what was missed; the world still steps every tick).
-    const double behind = now_s() * double(world_.config().tick_hz) - double(tick_index_ + 1);
-    if (behind > 1.0) stats_.missed_ticks += uint64_t(behind);
-    ++tick_index_;
-    world_.step();
+void Server::publish(const TickFrame& frame) {
+    tick_ = frame.tick;
+    tick_wall_s_ = now_s();
     ++stats_.ticks;
-    if (on_tick_) on_tick_(world_);
-    for (size_t c = 0; c < world_.characters().size(); ++c)
-        for (const CharacterEvent& e : world_.characters()[c].events())
-            pending_events_.push_back({uint16_t(c), e.epoch, e.kind == CharacterEvent::Kind::Teleport ? wire::EventKind::Teleport : wire::EventKind::Reset, e.tick});
-    const int every = std::max(1, int(std::lround(world_.config().tick_hz / cfg_.snapshot_hz)));
-    if (world_.tick() % uint32_t(every) == 0) send_snapshots(world_.tick());
+    // Roster changes first: new definitions, then removals (stop sending at once; tell reliably).
+    std::vector<EventInfo> events = frame.events;
+    for (uint16_t id : frame.removed_characters) events.push_back({id, 0, wire::EventKind::Removed, frame.tick});
+    for (auto& [key, s] : sessions_) {
+        queue_definitions(*s, frame.added_skeletons, frame.added_characters);
+        for (uint16_t id : frame.removed_characters) {
+            s->known.erase(id);
+            s->builder.forget(id);
+        }
+        for (size_t i = 0; i < events.size(); i += kMaxEvents) {
+            std::vector<EventInfo> batch(events.begin() + std::ptrdiff_t(i),
+                                         events.begin() + std::ptrdiff_t(std::min(events.size(), i + kMaxEvents)));
+            const uint32_t mid = next_message_id_++;
+            s->reliable.push_back({mid, [batch, mid](const PacketHeader& h) { return build_events(h, mid, batch); }, -1e9, false, {}});
+        }
+    }
+    // Quantize every character once for all clients.
+    now_.clear();
+    for (const TickFrame::CharacterPose& c : frame.characters) {
+        const auto ch = roster_.characters.find(c.id);
+        if (ch == roster_.characters.end()) continue;
+        const Roster::SkeletonEntry& sk = roster_.skeletons.at(ch->second.skeleton);
+        now_.push_back({c.id, ch->second.skeleton, quantize_character(*c.pose, sk.skeleton, sk.precision, c.epoch)});
+    }
+    history_.add(frame.tick, now_);
+    const int every = std::max(1, int(std::lround(cfg_.tick_hz / cfg_.snapshot_hz)));
+    if (frame.tick % uint32_t(every) == 0) send_snapshots(frame.tick);
     const double t = now_s();
     std::vector<uint32_t> timed_out;
     for (auto& [key, s] : sessions_) {
-        if (!pending_events_.empty()) {
-            for (size_t i = 0; i < pending_events_.size(); i += kMaxEvents) {
-                std::vector<EventInfo> batch(pending_events_.begin() + std::ptrdiff_t(i),
-                                             pending_events_.begin() + std::ptrdiff_t(std::min(pending_events_.size(), i + kMaxEvents)));
-                const uint32_t mid = next_message_id_++;
-                s->reliable.push_back({mid, [batch, mid](const PacketHeader& h) { return build_events(h, mid, batch); }, -1e9, false, false});
-            }
-        }
         send_reliable(*s, false);
         if (t - s->bytes_window_start >= 1.0) {
             s->bytes_per_s = double(s->bytes_window) / (t - s->bytes_window_start);
@@ -321,26 +348,28 @@ void Server::on_tick() {
         }
         if (t - s->last_heard > cfg_.timeout_s) timed_out.push_back(s->id);
     }
-    pending_events_.clear();
     for (uint32_t id : timed_out) {
         ++stats_.timeouts;
         drop(id, "timed out");
     }
-    tick_times_us_.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
 }
 
 void Server::send_snapshots(uint32_t tick) {
-    now_.clear();
-    for (size_t c = 0; c < world_.characters().size(); ++c) {
-        const Character& ch = world_.characters()[c];
-        const Skeleton& skel = world_.library().skeletons[size_t(ch.skeleton())];
-        now_.push_back({uint16_t(c), uint16_t(ch.skeleton()), quantize_character(ch.pose(), skel, precisions_[size_t(ch.skeleton())], ch.epoch())});
-    }
-    history_.add(tick, now_);
-    const PrecisionLookup lookup = [this](uint16_t s) { return s < precisions_.size() ? &precisions_[s] : nullptr; };
+    const PrecisionLookup lookup = [this](uint16_t id) {
+        const auto it = roster_.skeletons.find(id);
+        return it == roster_.skeletons.end() ? nullptr : &it->second.precision;
+    };
     for (auto& [key, s] : sessions_) {
-        if (!s->skeletons_acked) continue;
-        const std::vector<SnapshotPart> parts = s->builder.build(tick, now_, history_, lookup);
+        // Only characters this client can decode (their definitions acknowledged).
+        const bool all = std::all_of(now_.begin(), now_.end(), [&](const CharacterSnapshot& c) { return s->known.count(c.id) > 0; });
+        if (!all) {
+            visible_.clear();
+            for (const CharacterSnapshot& c : now_)
+                if (s->known.count(c.id)) visible_.push_back(c);
+        }
+        const std::vector<CharacterSnapshot>& mine = all ? now_ : visible_;
+        if (mine.empty()) continue;
+        const std::vector<SnapshotPart> parts = s->builder.build(tick, mine, history_, lookup);
         for (size_t i = 0; i < parts.size(); ++i) {
             const SnapshotPart& part = parts[i];
             const uint16_t seq = s->next_sequence;
@@ -360,17 +389,6 @@ std::vector<ClientReport> Server::clients() const {
     for (const auto& [key, s] : sessions_) out.push_back({s->id, key, s->bytes_per_s, s->rtt_ms, s->snapshots_sent});
     std::sort(out.begin(), out.end(), [](const ClientReport& a, const ClientReport& b) { return a.id < b.id; });
     return out;
-}
-
-void Server::take_tick_times(double& p50_us, double& p99_us) {
-    if (tick_times_us_.empty()) {
-        p50_us = p99_us = 0;
-        return;
-    }
-    std::sort(tick_times_us_.begin(), tick_times_us_.end());
-    p50_us = tick_times_us_[tick_times_us_.size() / 2];
-    p99_us = tick_times_us_[std::min(tick_times_us_.size() - 1, size_t(0.99 * double(tick_times_us_.size())))];
-    tick_times_us_.clear();
 }
 
 }  // namespace ks::net

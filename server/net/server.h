@@ -1,12 +1,15 @@
 #pragma once
-// kinesync-server's network side: one io_context, one UDP socket, a drift-free tick timer.
+// The network side of a stream server: one UDP socket and every client session. Internal to
+// StreamServer (server/stream_server.h), which owns it and calls it on one thread only (its I/O
+// thread, or the game's thread in pumped mode).
 //
-// Per tick the world steps, the recorder (if any) takes the frame, and on snapshot ticks every
-// character is quantized once and each connected client gets its own delta-compressed snapshot
-// from its SnapshotBuilder. Handshake: ConnectRequest (padded to a full datagram) -> Challenge
-// (a stateless cookie) -> ChallengeResponse -> Accept; skeleton definitions and events are sent
-// reliably (resent until acknowledged). Malformed or unexpected datagrams are counted and dropped;
-// they never reach another client's state.
+// Per tick (publish) every character is quantized once and each client whose definitions are
+// acknowledged gets its own delta-compressed snapshot from its SnapshotBuilder. Handshake:
+// ConnectRequest (padded to a full datagram) -> Challenge (a stateless cookie) ->
+// ChallengeResponse -> Accept; skeleton definitions, characters added later and events are sent
+// reliably (resent until acknowledged). A client gets snapshots of a character only once it has
+// acknowledged that character's definition. Malformed or unexpected datagrams are counted and
+// dropped; they never reach another client's state.
 
 #include <array>
 #include <asio.hpp>
@@ -18,33 +21,35 @@
 #include <string>
 #include <vector>
 
+#include "common/anim/pose.h"
+#include "common/anim/skeleton.h"
 #include "common/codec/snapshot_codec.h"
 #include "common/net/protocol.h"
 #include "server/net/cookie.h"
-#include "server/sim/world.h"
 
 namespace ks::net {
 
 struct ServerConfig {
     std::string bind = "0.0.0.0";
     uint16_t port = 40000;  // 0: any free port
+    float tick_hz = 60.0f;
     int max_clients = 32;
     float snapshot_hz = 30.0f;
     float bandwidth_bps = 256000.0f;
     double timeout_s = 5.0;
-    double stats_interval_s = 5.0;
     double reliable_resend_s = 0.25;
     uint64_t secret_seed = 0;  // cookie key seed (0: from the random device)
 };
 
 struct ServerStats {
     uint64_t datagrams_in = 0, datagrams_out = 0, bytes_in = 0, bytes_out = 0;
-    uint64_t malformed = 0;  // failed decode_packet
+    uint64_t send_failures = 0;  // the socket refused a datagram (buffer full): dropped
+    uint64_t malformed = 0;      // failed decode_packet
     std::array<uint64_t, size_t(DecodeError::Count)> malformed_by_reason{};
     uint64_t unexpected = 0;  // well formed but not acceptable from that peer in its state
     uint64_t refused = 0;     // bad cookies, server full
     uint64_t connects = 0, disconnects = 0, timeouts = 0;
-    uint64_t ticks = 0, missed_ticks = 0;
+    uint64_t ticks = 0;
 };
 
 struct ClientReport {
@@ -55,45 +60,78 @@ struct ClientReport {
     uint64_t snapshots_sent;
 };
 
-// Called each tick with the world after it stepped (the recorder hooks in here).
-using TickHook = std::function<void(const World&)>;
+// What the server streams: skeletons and characters by id. Entries are never moved once added
+// (std::map nodes), so messages may point at them.
+struct Roster {
+    struct SkeletonEntry {
+        std::string name;
+        Skeleton skeleton;
+        float metres_per_unit = 1.0f;
+        SkeletonPrecision precision;
+    };
+    struct CharacterEntry {
+        uint16_t skeleton = 0;
+        std::string name;
+    };
+    std::map<uint16_t, SkeletonEntry> skeletons;
+    std::map<uint16_t, CharacterEntry> characters;
+};
+
+// One tick's data for the network: the characters' poses (joint 0 in the world) and epochs, the
+// events of this tick, and the roster's changes since the previous tick (already applied to the
+// roster the server was given).
+struct TickFrame {
+    uint32_t tick = 0;
+    struct CharacterPose {
+        uint16_t id = 0;
+        uint16_t epoch = 0;
+        const Pose* pose = nullptr;
+    };
+    std::vector<CharacterPose> characters;
+    std::vector<EventInfo> events;
+    std::vector<uint16_t> added_skeletons, added_characters, removed_characters;
+};
 
 class Server {
 public:
-    Server(asio::io_context& io, World& world, const ServerConfig& cfg, TickHook on_tick = {});
+    // Binds at once: throws std::runtime_error("cannot listen on UDP HOST:PORT: why") when the
+    // address is bad or the port busy (no reuse_address: a second server must not share a port).
+    Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster);
     ~Server();
+    // Starts receiving (handlers run on whichever thread runs the io_context).
     void start();
-    // Stops timers and the socket; the io_context then runs out of work.
+    // Says goodbye to every client and closes the socket; the io_context then runs out of work.
     void stop();
-    uint16_t port() const;
+    // A new tick: quantize, send snapshots, definitions of added characters, events; resends,
+    // timeouts.
+    void publish(const TickFrame& frame);
+    uint16_t port() const { return port_; }
     const ServerStats& stats() const { return stats_; }
     std::vector<ClientReport> clients() const;
-    // Tick time percentiles (microseconds) since the last call.
-    void take_tick_times(double& p50_us, double& p99_us);
 
 private:
     struct Session;
     void receive();
     void on_datagram(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes);
+    void on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p);
     void on_session_packet(Session& s, const DecodedPacket& p);
-    void schedule_tick();
-    void on_tick();
+    void queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters);
     void send_snapshots(uint32_t tick);
     void send_reliable(Session& s, bool force);
     void send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag);
-    void send_raw(const asio::ip::udp::endpoint& to, std::vector<uint8_t> bytes);
+    void send_raw(const asio::ip::udp::endpoint& to, const std::vector<uint8_t>& bytes);
     void drop(uint32_t id, const char* why);
     double now_s() const;
-    uint64_t now_us() const;
+    // The server's clock as clients see it: the newest tick's time, advancing with the wall clock
+    // for at most one tick after it (ticks are the game's, and may come late).
+    uint64_t server_time_us() const;
 
     asio::io_context& io_;
-    World& world_;
     ServerConfig cfg_;
-    TickHook on_tick_;
+    const Roster& roster_;
     asio::ip::udp::socket socket_;
-    asio::steady_timer tick_timer_;
+    uint16_t port_ = 0;
     std::chrono::steady_clock::time_point start_;
-    uint64_t tick_index_ = 0;
     CookieJar cookies_;
     std::array<uint8_t, 2048> rx_{};
     asio::ip::udp::endpoint rx_from_;
@@ -102,10 +140,9 @@ private:
     uint32_t next_message_id_ = 1;
     ServerStats stats_;
     SnapshotHistory history_;
-    std::vector<SkeletonPrecision> precisions_;
-    std::vector<CharacterSnapshot> now_;
-    std::vector<EventInfo> pending_events_;
-    std::vector<double> tick_times_us_;
+    std::vector<CharacterSnapshot> now_, visible_;
+    uint32_t tick_ = 0;
+    double tick_wall_s_ = 0;
     bool running_ = false;
 };
 

@@ -1,8 +1,9 @@
 #pragma once
-// Test harness: a real kinesync server on loopback (its own io_context thread, any free port)
+// Test harness: a real kinesync stream server on loopback (its own I/O thread, any free port)
 // and a real ClientSession over a non-blocking UDP socket.
 
 #include <asio.hpp>
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -11,8 +12,8 @@
 #include <spdlog/spdlog.h>
 
 #include "client/session.h"
-#include "server/net/server.h"
-#include "server/sim/record_world.h"
+#include "server/sim/world_streamer.h"
+#include "server/stream_server.h"
 
 namespace ks::test {
 
@@ -25,47 +26,47 @@ inline std::shared_ptr<spdlog::logger> quiet_server_logger() {
     return log;
 }
 
+// The demo's world streamed by a StreamServer (its own I/O thread) on a real-time tick thread.
 struct ServerHarness {
     ClipLibrary lib;
     std::unique_ptr<World> world;
-    asio::io_context io;
-    std::unique_ptr<net::Server> server;
-    std::thread thread;
-    std::mutex frames_mutex;
-    std::map<uint32_t, RecordedFrame> frames;  // every tick the server stepped
-    std::unique_ptr<RecordingWriter> recorder;
+    std::unique_ptr<StreamServer> server;
+    std::unique_ptr<WorldStreamer> streamer;
+    std::thread ticker;
+    std::atomic<bool> stopping{false};
+    net::ServerStats final_stats;
 
-    ServerHarness(WorldConfig wc, net::ServerConfig sc, const std::string& record_path = {}, uint16_t port = 0)
+    ServerHarness(WorldConfig wc, StreamServerConfig sc, const std::string& record_path = {}, uint16_t port = 0)
         : lib(builtin_clip_library()) {
         quiet_server_logger();
         world = std::make_unique<World>(lib, wc);
-        if (!record_path.empty()) recorder = std::make_unique<RecordingWriter>(record_path, make_recording_header(*world, sc.snapshot_hz, "test"));
         sc.port = port;
         sc.bind = "127.0.0.1";
-        server = std::make_unique<net::Server>(io, *world, sc, [this](const World& w) {
-            RecordedFrame f = capture_frame(w);
-            if (recorder) recorder->write(f);
-            std::lock_guard<std::mutex> lock(frames_mutex);
-            frames[f.tick] = std::move(f);
+        sc.tick_hz = wc.tick_hz;
+        sc.record_path = record_path;
+        server = std::make_unique<StreamServer>(sc);
+        streamer = std::make_unique<WorldStreamer>(*world, *server);
+        ticker = std::thread([this, hz = double(wc.tick_hz)] {
+            const auto start = std::chrono::steady_clock::now();
+            for (uint64_t n = 1; !stopping; ++n) {
+                std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                          std::chrono::duration<double>(double(n) / hz)));
+                streamer->step();
+            }
         });
-        server->start();
-        thread = std::thread([this] { io.run(); });
     }
     uint16_t port() const { return server->port(); }
-    // Clients the server holds now (asked on the server's own thread).
-    size_t client_count() {
-        std::promise<size_t> p;
-        std::future<size_t> f = p.get_future();
-        asio::post(io, [&] { p.set_value(server->clients().size()); });
-        return f.get();
-    }
-    // Stops the server on its own thread and joins; stats are safe to read afterwards.
+    // Clients the server held at its last tick.
+    size_t client_count() const { return server->stats().clients.size(); }
+    // Stops ticking and closes the server (goodbyes sent, recording closed); stats() is final then.
     void stop() {
-        if (!thread.joinable()) return;
-        asio::post(io, [this] { server->stop(); });
-        thread.join();
-        if (recorder) recorder->close();
+        if (!ticker.joinable()) return;
+        stopping = true;
+        ticker.join();
+        server->close();
+        final_stats = server->stats().net;
     }
+    const net::ServerStats& stats() const { return final_stats; }
     ~ServerHarness() { stop(); }
 };
 

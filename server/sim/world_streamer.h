@@ -1,0 +1,25 @@
+#pragma once
+// The demo's driver of a StreamServer: registers a simulated World's skeletons and characters
+// (ids equal to their indexes in the world) and, per tick, steps the world and hands the server
+// every character's pose and teleports/resets. kinesync-server is this plus a clock.
+
+#include <cstdint>
+
+#include "server/sim/world.h"
+#include "server/stream_server.h"
+
+namespace ks {
+
+class WorldStreamer {
+public:
+    // Registers everything now (before the first tick, so a recording holds every character).
+    WorldStreamer(World& world, StreamServer& server);
+    // One tick: world.step(), poses and events to the server, server.end_tick(). Returns the tick.
+    uint32_t step();
+
+private:
+    World& world_;
+    StreamServer& server_;
+};
+
+}  // namespace ks
