@@ -1,0 +1,221 @@
+// The library API a game links: a StreamServer fed a game's own skeleton and poses, a StreamClient
+// showing them, over loopback, in both I/O modes; lifecycle (added at run time, teleported,
+// removed); bad arguments refused; the recording a StreamServer writes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "client/stream_client.h"
+#include "common/anim/ops_fk.h"
+#include "common/record/recording.h"
+#include "server/stream_server.h"
+
+using namespace ks;
+
+namespace {
+
+// A game's own 3-joint arm (centimetres) swinging about its shoulder while its root walks along x.
+Skeleton arm() {
+    Skeleton s;
+    s.names = {"root", "shoulder", "hand"};
+    s.parents = {-1, 0, 1};
+    s.offsets = {{0, 0, 0}, {0, 150, 0}, {0, 60, 0}};
+    return s;
+}
+
+Pose arm_pose(double t, float x0) {
+    Pose p(3);
+    const Skeleton s = arm();
+    for (int j = 0; j < 3; ++j) p.pos[size_t(j)] = s.offsets[size_t(j)];
+    p.pos[0] = {x0 + 100.0f * float(t), 0, 0};
+    p.vel[0] = {100.0f, 0, 0};
+    const float w = 2.0f, a = 0.6f * std::sin(w * float(t));
+    p.rot[1] = quat_from_angle_axis(a, {0, 0, 1});
+    p.ang[1] = {0, 0, 0.6f * w * std::cos(w * float(t))};
+    return p;
+}
+
+struct Loop {
+    StreamServer& server;
+    StreamClient& client;
+    double t = 0;
+    std::vector<ClientEvent> events = {};
+    // Real time: the server ticks at 60 Hz, the client renders every tick.
+    void run(double seconds, const std::function<void(double)>& each_tick) {
+        const auto start = std::chrono::steady_clock::now();
+        for (int n = 1; n <= int(seconds * 60); ++n) {
+            std::this_thread::sleep_until(start + std::chrono::microseconds(int64_t(n * 1e6 / 60)));
+            t += 1.0 / 60;
+            each_tick(t);
+            server.end_tick();
+            client.update();
+            for (const ClientEvent& e : client.take_events()) events.push_back(e);
+        }
+    }
+    size_t count(ClientEventKind k, uint16_t id) const {
+        size_t n = 0;
+        for (const ClientEvent& e : events) n += e.kind == k && e.character == id;
+        return n;
+    }
+};
+
+// Global position of joint j of the truth at time t (cm).
+vec3 truth_global(double t, float x0, int j) {
+    Pose g(3);
+    op_fk(g, arm_pose(t, x0), arm().parents);
+    return g.pos[size_t(j)];
+}
+
+void game_over_loopback(IoMode server_io, IoMode client_io) {
+    StreamServerConfig sc;
+    sc.bind = "127.0.0.1";
+    sc.port = 0;
+    sc.io = server_io;
+    StreamServer server(sc);
+    const uint16_t sk = server.add_skeleton("arm", arm(), 0.01f);
+    const uint16_t a = server.add_character(sk, "first");
+    server.set_pose(a, arm_pose(0, 0));
+    StreamClientConfig cc;
+    cc.port = server.port();
+    cc.io = client_io;
+    StreamClient client(cc);
+    client.connect();
+    Loop loop{server, client};
+    loop.run(1.5, [&](double t) { server.set_pose(a, arm_pose(t, 0)); });
+    ASSERT_EQ(client.state(), ClientSession::State::Connected);
+    EXPECT_EQ(loop.count(ClientEventKind::Connected, 0), 1u);
+    EXPECT_EQ(loop.count(ClientEventKind::CharacterAdded, a), 1u);
+    const RemoteCharacter* c = client.character(a);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->name, "first");
+    EXPECT_EQ(c->skeleton_name, "arm");
+    EXPECT_FLOAT_EQ(c->metres_per_unit, 0.01f);
+    ASSERT_TRUE(c->ready);
+    // The hand where the truth is at the rendered server time: within 3 cm (loopback, the default
+    // strategy extrapolates with the snapshots' velocities; quantization and clock error remain).
+    const vec3 hand = c->global.pos[2], want = truth_global(client.render_time(), 0, 2);
+    EXPECT_LT(length(hand - want), 3.0f) << "hand " << hand.x << "," << hand.y << " truth " << want.x << "," << want.y;
+    // The root's velocity arrives with it (100 cm/s along x).
+    EXPECT_NEAR(c->global.vel[0].x, 100.0f, 5.0f);
+
+    // A second character joins at run time; the first teleports; then the second leaves.
+    const uint16_t b = server.add_character(sk, "second");
+    server.set_pose(b, arm_pose(0, 500));
+    loop.run(1.0, [&](double t) {
+        server.set_pose(a, arm_pose(t, 0));
+        server.set_pose(b, arm_pose(t, 500));
+    });
+    EXPECT_EQ(loop.count(ClientEventKind::CharacterAdded, b), 1u);
+    ASSERT_NE(client.character(b), nullptr);
+    EXPECT_TRUE(client.character(b)->ready);
+    EXPECT_EQ(client.characters().size(), 2u);
+    server.teleport(a);
+    loop.run(0.5, [&](double t) {
+        server.set_pose(a, arm_pose(t, 3000));  // 30 m further
+        server.set_pose(b, arm_pose(t, 500));
+    });
+    EXPECT_EQ(loop.count(ClientEventKind::Teleport, a), 1u);
+    EXPECT_EQ(client.character(a)->epoch, 1u);
+    EXPECT_LT(length(client.character(a)->global.pos[0] - truth_global(client.render_time(), 3000, 0)), 3.0f)
+        << "shown at its new place, no blend across the teleport";
+    server.remove_character(b);
+    loop.run(0.5, [&](double t) { server.set_pose(a, arm_pose(t, 3000)); });
+    EXPECT_EQ(loop.count(ClientEventKind::CharacterRemoved, b), 1u);
+    EXPECT_EQ(client.character(b), nullptr);
+    EXPECT_EQ(client.characters().size(), 1u);
+    // The client says goodbye; the server frees the slot.
+    client.disconnect();
+    loop.run(0.2, [&](double t) { server.set_pose(a, arm_pose(t, 3000)); });
+    EXPECT_EQ(server.stats().clients.size(), 0u);
+    EXPECT_EQ(server.stats().net.disconnects, 1u);
+    EXPECT_EQ(server.stats().net.malformed, 0u);
+}
+
+}  // namespace
+
+TEST(StreamApi, GameCharactersOverLoopbackPumped) { game_over_loopback(IoMode::Pumped, IoMode::Pumped); }
+TEST(StreamApi, GameCharactersOverLoopbackOwnThreads) { game_over_loopback(IoMode::OwnThread, IoMode::OwnThread); }
+
+TEST(StreamApi, BadArgumentsAreRefusedWithTheirReason) {
+    StreamServerConfig sc;
+    sc.network = false;
+    StreamServer server(sc);
+    Skeleton bad = arm();
+    bad.parents[1] = 2;  // parent after child
+    EXPECT_THROW(server.add_skeleton("bad", bad), std::invalid_argument);
+    Skeleton huge;
+    for (int j = 0; j < 1025; ++j) {
+        char name[16];
+        std::snprintf(name, sizeof name, "j%d", j);  // not "j" + to_string: GCC 12's false -Wrestrict at -O3
+        huge.names.push_back(name);
+        huge.parents.push_back(j - 1);
+        huge.offsets.push_back({0, 1, 0});
+    }
+    try {
+        server.add_skeleton("huge", huge);
+        FAIL() << "a 1025-joint skeleton was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("1025 joints"), std::string::npos) << e.what();
+    }
+    const uint16_t sk = server.add_skeleton("arm", arm());
+    EXPECT_THROW(server.add_character(uint16_t(sk + 1)), std::invalid_argument);
+    const uint16_t c = server.add_character(sk);
+    try {
+        server.set_pose(c, Pose(2));
+        FAIL() << "a 2-joint pose for a 3-joint skeleton was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("3 joints"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(server.set_pose(uint16_t(c + 7), Pose(3)), std::invalid_argument);
+    EXPECT_THROW(server.teleport(uint16_t(c + 7)), std::invalid_argument);
+    EXPECT_EQ(server.teleport(c), 1u);
+    EXPECT_EQ(server.reset(c), 2u);
+    EXPECT_EQ(server.epoch(c), 2u);
+    sc.network = true;
+    sc.bind = "not an address";
+    try {
+        StreamServer s2(sc);
+        FAIL() << "bound 'not an address'";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot listen on UDP not an address"), std::string::npos) << e.what();
+    }
+    StreamClientConfig cc;
+    cc.host = "no-such-host.invalid";
+    EXPECT_THROW(StreamClient{cc}, std::runtime_error);
+}
+
+TEST(StreamApi, AnOfflineServerRecordsTheGamesCharactersAndEvents) {
+    StreamServerConfig sc;
+    sc.network = false;
+    sc.io = IoMode::Pumped;
+    sc.record_path = testing::TempDir() + "/stream-api.ksrec";
+    sc.record_scenario = "stream api test";
+    {
+        StreamServer server(sc);
+        const uint16_t sk = server.add_skeleton("arm", arm(), 0.01f);
+        const uint16_t a = server.add_character(sk, "walker");
+        for (int n = 1; n <= 120; ++n) {
+            if (n == 60) server.teleport(a);
+            server.set_pose(a, arm_pose(n / 60.0, n >= 60 ? 1000.0f : 0.0f));
+            EXPECT_EQ(server.end_tick(), uint32_t(n));
+        }
+        server.close();
+    }
+    const RecordingReadResult rec = read_recording(sc.record_path);
+    ASSERT_FALSE(rec.truncated);
+    EXPECT_EQ(rec.header.scenario, "stream api test");
+    ASSERT_EQ(rec.header.characters.size(), 1u);
+    EXPECT_EQ(rec.header.characters[0].name, "walker");
+    EXPECT_EQ(rec.header.skeleton_names[0], "arm");
+    ASSERT_EQ(rec.frames.size(), 120u);
+    EXPECT_EQ(rec.frames[59].tick, 60u);
+    ASSERT_EQ(rec.frames[59].events.size(), 1u);
+    EXPECT_EQ(rec.frames[59].events[0].tick, 60u);
+    EXPECT_EQ(rec.frames[59].events[0].epoch, 1u);
+    EXPECT_EQ(rec.frames[58].characters[0].epoch, 0u);
+    EXPECT_EQ(rec.frames[59].characters[0].epoch, 1u);
+    EXPECT_NEAR(rec.frames[119].characters[0].pose.pos[0].x, 1000.0f + 200.0f, 1e-3f);
+}
