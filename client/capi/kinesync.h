@@ -1,0 +1,170 @@
+/* kinesync.h: the C API of kinesync, for engine plugins (Unity P/Invoke, Unreal, Godot) and any
+ * language with a C FFI. Library: libkinesync (CMake target kinesync::c).
+ *
+ * Conventions
+ *  - Opaque handles: ks_server, ks_client. Create with *_create, free with *_destroy (NULL is fine).
+ *  - Every function that can fail returns a ks_result; KS_OK is 0. On failure ks_last_error()
+ *    returns a message for the calling thread (valid until that thread's next kinesync call).
+ *    No C++ exception ever crosses this API.
+ *  - Poses are arrays of ks_kform, one per joint in the skeleton's order (parents first). Joint 0 is
+ *    the root in the world; the others are relative to their parent ("local"), except in
+ *    ks_client_global_pose where every joint is in the world. Quaternions are (w, x, y, z);
+ *    angular velocities are in the parent's frame, radians per second; scale velocities are
+ *    d(log scale)/dt.
+ *  - A handle is used from one thread at a time (the game's); with KS_IO_OWN_THREAD the library
+ *    runs its own network thread internally.
+ */
+#ifndef KINESYNC_H
+#define KINESYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define KS_API __declspec(dllexport)
+#else
+#define KS_API __attribute__((visibility("default")))
+#endif
+
+typedef enum ks_result {
+    KS_OK = 0,
+    KS_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, an unknown id, a pose of the wrong size, ... */
+    KS_ERROR_NETWORK = 2,          /* cannot bind, cannot resolve */
+    KS_ERROR_IO = 3,               /* a file (the recording) */
+    KS_ERROR_STATE = 4,            /* not possible now (e.g. after close) */
+    KS_ERROR_INTERNAL = 5
+} ks_result;
+
+typedef enum ks_io_mode { KS_IO_OWN_THREAD = 0, KS_IO_PUMPED = 1 } ks_io_mode;
+
+typedef struct ks_kform {
+    float pos[3];
+    float rot[4]; /* w, x, y, z */
+    float scl[3];
+    float vel[3];
+    float ang[3];
+    float svl[3];
+} ks_kform;
+
+/* The calling thread's last error message ("" if none). */
+KS_API const char* ks_last_error(void);
+/* "0.1.0" */
+KS_API const char* ks_version(void);
+
+/* ---- server ---- */
+typedef struct ks_server ks_server;
+
+typedef struct ks_server_config {
+    const char* bind;        /* "0.0.0.0" */
+    uint16_t port;           /* 40000; 0: any free port */
+    int network;             /* 1; 0: no socket (an offline run that only records) */
+    float tick_hz;           /* 60 */
+    float snapshot_hz;       /* 30 */
+    float bandwidth_bps;     /* 256000, per client */
+    int max_clients;         /* 32 */
+    double timeout_s;        /* 5 */
+    ks_io_mode io;           /* KS_IO_OWN_THREAD */
+    const char* record_path; /* NULL: no recording */
+} ks_server_config;
+
+KS_API void ks_server_config_init(ks_server_config* cfg);
+KS_API ks_result ks_server_create(const ks_server_config* cfg, ks_server** out);
+KS_API void ks_server_destroy(ks_server* s);
+KS_API uint16_t ks_server_port(const ks_server* s);
+/* A skeleton: joint_count joints, parents[j] < j (-1 for the root), names (may be NULL: "j0",
+ * "j1", ...), rest offsets (3 floats per joint) in the skeleton's units. */
+KS_API ks_result ks_server_add_skeleton(ks_server* s, const char* name, int joint_count, const int* parents,
+                                        const char* const* joint_names, const float* offsets, float metres_per_unit,
+                                        uint16_t* out_id);
+KS_API ks_result ks_server_add_character(ks_server* s, uint16_t skeleton, const char* name, uint16_t* out_id);
+KS_API ks_result ks_server_remove_character(ks_server* s, uint16_t character);
+KS_API ks_result ks_server_set_pose(ks_server* s, uint16_t character, const ks_kform* joints, int joint_count);
+KS_API ks_result ks_server_teleport(ks_server* s, uint16_t character);
+KS_API ks_result ks_server_reset(ks_server* s, uint16_t character);
+/* Publishes the tick; *out_tick (may be NULL) receives its number. */
+KS_API ks_result ks_server_end_tick(ks_server* s, uint32_t* out_tick);
+KS_API ks_result ks_server_poll(ks_server* s);
+/* Goodbye to clients, recording closed (its error reported here). */
+KS_API ks_result ks_server_close(ks_server* s);
+KS_API uint32_t ks_server_client_count(const ks_server* s);
+
+/* ---- client ---- */
+typedef struct ks_client ks_client;
+
+typedef struct ks_client_config {
+    const char* host;     /* "127.0.0.1" */
+    uint16_t port;        /* 40000 */
+    const char* strategy; /* "deadblend+sod"; also snap, interp, hermite, extrap, deadblend */
+    ks_io_mode io;        /* KS_IO_PUMPED */
+    double timeout_s;     /* 5 */
+    double reconnect_after_s; /* -1: never reconnect on its own */
+} ks_client_config;
+
+typedef enum ks_client_state {
+    KS_CLIENT_IDLE = 0,
+    KS_CLIENT_CONNECTING = 1,
+    KS_CLIENT_CHALLENGED = 2,
+    KS_CLIENT_CONNECTED = 3,
+    KS_CLIENT_DISCONNECTED = 4
+} ks_client_state;
+
+typedef enum ks_event_kind {
+    KS_EVENT_CONNECTED = 0,
+    KS_EVENT_DISCONNECTED = 1,
+    KS_EVENT_CHARACTER_ADDED = 2,
+    KS_EVENT_CHARACTER_REMOVED = 3,
+    KS_EVENT_TELEPORT = 4,
+    KS_EVENT_RESET = 5
+} ks_event_kind;
+
+typedef struct ks_event {
+    ks_event_kind kind;
+    uint16_t character;
+    uint16_t epoch;
+    uint32_t tick;
+} ks_event;
+
+typedef struct ks_character_info {
+    uint16_t id;
+    uint16_t skeleton_id;
+    int joint_count;
+    int ready;      /* 1 once a snapshot arrived */
+    uint16_t epoch; /* of the motion shown */
+    float metres_per_unit;
+    const char* name;          /* valid until the next ks_client_update */
+    const char* skeleton_name; /* likewise */
+} ks_character_info;
+
+KS_API void ks_client_config_init(ks_client_config* cfg);
+KS_API ks_result ks_client_create(const ks_client_config* cfg, ks_client** out);
+KS_API void ks_client_destroy(ks_client* c);
+KS_API ks_result ks_client_connect(ks_client* c);
+KS_API ks_result ks_client_disconnect(ks_client* c);
+/* Once per render frame: network (when pumped), characters in and out, every character rendered. */
+KS_API ks_result ks_client_update(ks_client* c);
+KS_API ks_result ks_client_poll(ks_client* c);
+KS_API ks_client_state ks_client_get_state(const ks_client* c);
+/* Events since the last update, one at a time: returns 1 and fills *out, or 0 when none is left. */
+KS_API int ks_client_next_event(ks_client* c, ks_event* out);
+/* Characters known after the last update: index 0 .. count-1 (ordered by id). */
+KS_API int ks_client_character_count(const ks_client* c);
+KS_API ks_result ks_client_character_at(const ks_client* c, int index, ks_character_info* out);
+/* A character's skeleton: parents (joint_count ints) and rest offsets (3 x joint_count floats);
+ * either pointer may be NULL. */
+KS_API ks_result ks_client_skeleton(const ks_client* c, uint16_t character, int* parents, float* offsets, int capacity);
+/* The rendered pose of a character into joints[0 .. capacity): local (joint 0 in the world) or
+ * global (every joint in the world). capacity must be at least the joint count. */
+KS_API ks_result ks_client_local_pose(const ks_client* c, uint16_t character, ks_kform* joints, int capacity);
+KS_API ks_result ks_client_global_pose(const ks_client* c, uint16_t character, ks_kform* joints, int capacity);
+/* The server time (seconds) the last update rendered at. */
+KS_API double ks_client_render_time(const ks_client* c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KINESYNC_H */

@@ -1,0 +1,138 @@
+/* The C API end to end, in C: a server (pumped) streams a 2-joint character of its own, a client
+ * (pumped) on loopback shows it; events, poses, skeleton and the error paths are checked. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "kinesync.h"
+
+static int failures = 0;
+#define CHECK(cond, ...)                                  \
+    do {                                                  \
+        if (!(cond)) {                                    \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                 \
+            fprintf(stderr, "\n");                        \
+            ++failures;                                   \
+        }                                                 \
+    } while (0)
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Root sliding along x at 1 m/s, a child 1 m above it. */
+static void pose_at(double t, ks_kform* j) {
+    memset(j, 0, 2 * sizeof *j);
+    for (int i = 0; i < 2; ++i) {
+        j[i].rot[0] = 1.0f;
+        j[i].scl[0] = j[i].scl[1] = j[i].scl[2] = 1.0f;
+    }
+    j[0].pos[0] = (float)t;
+    j[0].vel[0] = 1.0f;
+    j[1].pos[1] = 1.0f;
+}
+
+int main(void) {
+    ks_server_config sc;
+    ks_server_config_init(&sc);
+    sc.bind = "127.0.0.1";
+    sc.port = 0;
+    sc.io = KS_IO_PUMPED;
+    ks_server* server = NULL;
+    CHECK(ks_server_create(&sc, &server) == KS_OK, "server: %s", ks_last_error());
+    if (!server) return 1;
+    const int parents[2] = {-1, 0};
+    const float offsets[6] = {0, 0, 0, 0, 1, 0};
+    const char* names[2] = {"root", "top"};
+    uint16_t skeleton = 99, character = 99;
+    CHECK(ks_server_add_skeleton(server, "stick", 2, parents, names, offsets, 1.0f, &skeleton) == KS_OK, "%s", ks_last_error());
+    CHECK(ks_server_add_character(server, skeleton, "c-stick", &character) == KS_OK, "%s", ks_last_error());
+    ks_kform joints[2];
+    pose_at(0.0, joints);
+    CHECK(ks_server_set_pose(server, character, joints, 2) == KS_OK, "%s", ks_last_error());
+
+    /* Errors: a code and a message, never a crash or an exception. */
+    CHECK(ks_server_set_pose(server, character, joints, 1) == KS_ERROR_INVALID_ARGUMENT, "wrong joint count accepted");
+    CHECK(strstr(ks_last_error(), "2 joints") != NULL, "message names the joint count: '%s'", ks_last_error());
+    CHECK(ks_server_teleport(server, 4242) == KS_ERROR_INVALID_ARGUMENT, "unknown character accepted");
+    CHECK(strstr(ks_last_error(), "4242") != NULL, "message names the id: '%s'", ks_last_error());
+    CHECK(ks_server_add_character(NULL, 0, "x", &character) == KS_ERROR_INVALID_ARGUMENT, "NULL server accepted");
+    ks_client_config bad;
+    ks_client_config_init(&bad);
+    bad.strategy = "teleportation";
+    ks_client* nothing = NULL;
+    CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_INVALID_ARGUMENT && nothing == NULL, "unknown strategy accepted");
+    bad.strategy = NULL;
+    bad.host = "no-such-host.invalid";
+    CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_NETWORK && nothing == NULL, "unresolvable host accepted");
+
+    ks_client_config cc;
+    ks_client_config_init(&cc);
+    cc.port = ks_server_port(server);
+    ks_client* client = NULL;
+    CHECK(ks_client_create(&cc, &client) == KS_OK, "client: %s", ks_last_error());
+    if (!client) return 1;
+    CHECK(ks_client_connect(client) == KS_OK, "%s", ks_last_error());
+
+    int connected = 0, added = 0, teleports = 0;
+    double t = 0.0;
+    for (int tick = 1; tick <= 150; ++tick) {
+        t = tick / 60.0;
+        if (tick == 100) CHECK(ks_server_teleport(server, character) == KS_OK, "%s", ks_last_error());
+        pose_at(tick >= 100 ? t + 50.0 : t, joints);
+        ks_server_set_pose(server, character, joints, 2);
+        ks_server_end_tick(server, NULL);
+        ks_client_update(client);
+        ks_event e;
+        while (ks_client_next_event(client, &e)) {
+            connected += e.kind == KS_EVENT_CONNECTED;
+            added += e.kind == KS_EVENT_CHARACTER_ADDED && e.character == character;
+            teleports += e.kind == KS_EVENT_TELEPORT && e.character == character && e.epoch == 1;
+        }
+        sleep_ms(16);
+    }
+    CHECK(ks_client_get_state(client) == KS_CLIENT_CONNECTED, "state %d", (int)ks_client_get_state(client));
+    CHECK(connected == 1 && added == 1 && teleports == 1, "events: connected %d, added %d, teleports %d", connected, added, teleports);
+    CHECK(ks_server_client_count(server) == 1, "server sees %u clients", ks_server_client_count(server));
+    CHECK(ks_client_character_count(client) == 1, "%d characters", ks_client_character_count(client));
+    ks_character_info info;
+    CHECK(ks_client_character_at(client, 0, &info) == KS_OK, "%s", ks_last_error());
+    CHECK(info.id == character && info.joint_count == 2 && info.ready == 1 && info.epoch == 1, "info id %u joints %d ready %d epoch %u",
+          info.id, info.joint_count, info.ready, info.epoch);
+    CHECK(strcmp(info.name, "c-stick") == 0 && strcmp(info.skeleton_name, "stick") == 0, "names '%s' '%s'", info.name, info.skeleton_name);
+    int got_parents[2] = {7, 7};
+    float got_offsets[6] = {0};
+    CHECK(ks_client_skeleton(client, character, got_parents, got_offsets, 2) == KS_OK, "%s", ks_last_error());
+    CHECK(got_parents[0] == -1 && got_parents[1] == 0 && got_offsets[4] == 1.0f, "skeleton differs");
+    ks_kform global[2];
+    CHECK(ks_client_global_pose(client, character, global, 1) == KS_ERROR_INVALID_ARGUMENT, "capacity 1 accepted");
+    CHECK(ks_client_global_pose(client, character, global, 2) == KS_OK, "%s", ks_last_error());
+    /* Where the truth is at the rendered time (root x = t + 50 after the teleport), within 5 cm;
+     * the child 1 m above; the root's velocity 1 m/s. */
+    const double want_x = ks_client_render_time(client) + 50.0;
+    CHECK(fabs(global[0].pos[0] - want_x) < 0.05, "root x %.3f, truth %.3f", global[0].pos[0], want_x);
+    CHECK(fabs(global[1].pos[1] - 1.0) < 0.01 && fabs(global[1].pos[0] - global[0].pos[0]) < 0.01, "child not above root");
+    CHECK(fabs(global[0].vel[0] - 1.0) < 0.05, "root velocity %.3f", global[0].vel[0]);
+
+    CHECK(ks_client_disconnect(client) == KS_OK, "%s", ks_last_error());
+    ks_client_destroy(client);
+    for (int i = 0; i < 5; ++i) {
+        ks_server_end_tick(server, NULL);
+        sleep_ms(5);
+    }
+    CHECK(ks_server_client_count(server) == 0, "client still held after its goodbye");
+    CHECK(ks_server_close(server) == KS_OK, "%s", ks_last_error());
+    CHECK(ks_server_end_tick(server, NULL) == KS_ERROR_STATE, "end_tick after close accepted");
+    ks_server_destroy(server);
+    ks_server_destroy(NULL);
+    ks_client_destroy(NULL);
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("C API: all checks passed (kinesync %s)\n", ks_version());
+    return 0;
+}
