@@ -44,227 +44,320 @@ void globals(const Skeleton& s, float metres, const Pose& local, Pose& g, std::v
     }
 }
 
-}  // namespace
-
-ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg) {
-    ReplayResult out;
-    if (rec.frames.empty()) return out;
-    const RecordingHeader& h = rec.header;
-    const double tick_hz = h.tick_hz;
-    const Truth truth(rec);
+// The recording as both ends know it: the truth by tick, each skeleton's precision and which
+// character uses which skeleton.
+struct Scene {
+    const RecordingReadResult& rec;
+    const RecordingHeader& h;
+    double tick_hz;
+    Truth truth;
     std::vector<SkeletonPrecision> precs;
-    for (size_t s = 0; s < h.skeletons.size(); ++s) precs.push_back(plan_precision(h.skeletons[s], h.metres_per_unit[s]));
     std::map<uint16_t, uint16_t> skeleton_of;
-    for (const auto& c : h.characters) skeleton_of[c.id] = c.skeleton;
-    const PrecisionLookup lookup = [&](uint16_t s) { return s < precs.size() ? &precs[s] : nullptr; };
+    PrecisionLookup lookup;
 
-    NetLink link(cfg.profile, cfg.seed);
-    // --- the server side ---
-    BuilderConfig bc;
-    bc.tick_hz = float(tick_hz);
-    bc.snapshot_hz = cfg.snapshot_hz;
-    bc.bandwidth_bps = cfg.bandwidth_bps;
-    bc.max_payload_bytes = std::min<size_t>(1100, max_snapshot_data_bytes());
-    SnapshotBuilder builder(bc);
-    SnapshotHistory history(256);
-    SentPacketLog server_sent;
-    AckTracker server_received;
-    uint16_t server_seq = 0;
-    std::vector<std::pair<uint32_t, std::vector<uint16_t>>> meta(SentPacketLog::kWindow);
-    // --- the client side ---
-    SnapshotDecoder decoder{float(tick_hz)};
-    AckTracker client_received;
-    uint16_t client_seq = 0;
+    explicit Scene(const RecordingReadResult& r) : rec(r), h(r.header), tick_hz(r.header.tick_hz), truth(r) {
+        for (size_t s = 0; s < h.skeletons.size(); ++s) precs.push_back(plan_precision(h.skeletons[s], h.metres_per_unit[s]));
+        for (const auto& c : h.characters) skeleton_of[c.id] = c.skeleton;
+        lookup = [this](uint16_t s) { return s < precs.size() ? &precs[s] : nullptr; };
+    }
+    Scene(const Scene&) = delete;
+    Scene& operator=(const Scene&) = delete;
+};
+
+// The server's end of the connection: the client's snapshot builder, packet sequence numbers and
+// acks, and what each sent datagram carried (the builder learns what was delivered).
+struct Server {
+    SnapshotBuilder builder;
+    SnapshotHistory history{256};
+    SentPacketLog sent;
+    AckTracker received;
+    uint16_t seq = 0;
+    std::vector<std::pair<uint32_t, std::vector<uint16_t>>> meta =
+        std::vector<std::pair<uint32_t, std::vector<uint16_t>>>(SentPacketLog::kWindow);
+    uint32_t next_tick = 0;   // the next tick to simulate
+    double bytes_down = 0;    // every datagram sent to the client, with its IP/UDP header
+    uint64_t snapshot_datagrams = 0;
+
+    explicit Server(const BuilderConfig& bc) : builder(bc) {}
+};
+
+// The client's end: the decoder, acks, and the server clock estimated from ping/pong.
+struct Client {
+    SnapshotDecoder decoder;
+    AckTracker received;
+    uint16_t seq = 0;
     double last_ack = -1e9, last_ping = -1e9, offset_est = 0, rtt = 0;
     bool offset_valid = false, any_snapshot = false;
     RenderClock clock;
     uint32_t newest_tick = 0;
 
-    // One reconstructor per variant (a strategy with its settings) and character, and one metrics
-    // accumulator per variant.
-    std::vector<ReconstructConfig> variants = cfg.variants;
-    if (variants.empty())
-        for (Strategy st : cfg.strategies) {
-            variants.push_back(cfg.reconstruct);
-            variants.back().strategy = st;
-        }
-    std::vector<std::map<uint16_t, std::unique_ptr<CharacterReconstructor>>> recon(variants.size());
-    std::vector<FidelityAccumulator> acc;
-    FidelityConfig fc;
-    fc.render_hz = cfg.render_hz;
-    for (size_t k = 0; k < variants.size(); ++k) acc.emplace_back(fc);
-    for (size_t k = 0; k < variants.size(); ++k) {
-        const ReconstructConfig& rc = variants[k];
-        for (const auto& c : h.characters) recon[k][c.id] = std::make_unique<CharacterReconstructor>(h.skeletons[c.skeleton], rc, h.metres_per_unit[c.skeleton]);
-    }
-    // Epoch changes (teleports and resets): the truth jumps at T; blackout until the news arrives.
-    for (size_t i = 1; i < rec.frames.size(); ++i)
-        for (const RecordedEvent& e : rec.frames[i].events) {
-            if (e.kind > 1) continue;
-            const RecordedCharacter* before = truth.at(rec.frames[i - 1].tick, e.character);
-            const RecordedCharacter* after = truth.at(rec.frames[i].tick, e.character);
-            if (!before || !after) continue;
-            const float m = h.metres_per_unit[skeleton_of[e.character]];
-            const EpochMark mark{double(e.tick) / tick_hz, before->pose.pos[0] * m, after->pose.pos[0] * m,
-                                 e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset};
-            for (auto& a : acc) a.add_epoch_change(e.character, mark);
-        }
+    explicit Client(double tick_hz) : decoder{float(tick_hz)} {}
+};
 
-    const uint32_t first_tick = rec.frames.front().tick, last_tick = rec.frames.back().tick;
-    const int every = std::max(1, int(std::lround(tick_hz / cfg.snapshot_hz)));
-    double bytes_down = 0;
+// What is measured: one reconstructor per variant (a strategy with its settings) and character,
+// one metrics accumulator per variant, and the scratch poses of the render frames.
+struct Evaluation {
+    std::vector<ReconstructConfig> variants;
+    std::vector<std::map<uint16_t, std::unique_ptr<CharacterReconstructor>>> recon;
+    std::vector<FidelityAccumulator> acc;
+    double last_render_est = -1e300;
     double clock_err_sum = 0;
     uint64_t clock_err_n = 0;
     Pose g;
     std::vector<vec3> truth_pos, truth_delayed, shown_pos;
     std::vector<quat> truth_rot, shown_rot;
+};
+
+BuilderConfig builder_config(const ReplayConfig& cfg, double tick_hz) {
+    BuilderConfig bc;
+    bc.tick_hz = float(tick_hz);
+    bc.snapshot_hz = cfg.snapshot_hz;
+    bc.bandwidth_bps = cfg.bandwidth_bps;
+    bc.max_payload_bytes = std::min<size_t>(1100, max_snapshot_data_bytes());
+    return bc;
+}
+
+void setup_evaluation(Evaluation& ev, const ReplayConfig& cfg, const RecordingHeader& h) {
+    ev.variants = cfg.variants;
+    if (ev.variants.empty())
+        for (Strategy st : cfg.strategies) {
+            ev.variants.push_back(cfg.reconstruct);
+            ev.variants.back().strategy = st;
+        }
+    ev.recon.resize(ev.variants.size());
+    FidelityConfig fc;
+    fc.render_hz = cfg.render_hz;
+    for (size_t k = 0; k < ev.variants.size(); ++k) ev.acc.emplace_back(fc);
+    for (size_t k = 0; k < ev.variants.size(); ++k) {
+        const ReconstructConfig& rc = ev.variants[k];
+        for (const auto& c : h.characters) ev.recon[k][c.id] = std::make_unique<CharacterReconstructor>(h.skeletons[c.skeleton], rc, h.metres_per_unit[c.skeleton]);
+    }
+}
+
+// Epoch changes (teleports and resets): the truth jumps at T; blackout until the news arrives.
+void mark_epoch_changes(Evaluation& ev, Scene& scene) {
+    const RecordingReadResult& rec = scene.rec;
+    const RecordingHeader& h = scene.h;
+    for (size_t i = 1; i < rec.frames.size(); ++i)
+        for (const RecordedEvent& e : rec.frames[i].events) {
+            if (e.kind > 1) continue;
+            const RecordedCharacter* before = scene.truth.at(rec.frames[i - 1].tick, e.character);
+            const RecordedCharacter* after = scene.truth.at(rec.frames[i].tick, e.character);
+            if (!before || !after) continue;
+            const float m = h.metres_per_unit[scene.skeleton_of[e.character]];
+            const EpochMark mark{double(e.tick) / scene.tick_hz, before->pose.pos[0] * m, after->pose.pos[0] * m,
+                                 e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset};
+            for (auto& a : ev.acc) a.add_epoch_change(e.character, mark);
+        }
+}
+
+// Server: the client datagrams that reached it by `ts` (acks and pings); pings are answered.
+void server_receive(Server& s, NetLink& link, double ts) {
+    for (const auto& d : link.up.receive(ts)) {
+        const auto p = decode_packet(d);
+        if (!p) continue;
+        s.received.on_received(p->sequence);
+        std::vector<SentPacketLog::Acked> acked;
+        s.sent.on_ack(p->ack, p->ack_bits, acked);
+        for (const auto& a : acked) s.builder.on_delivered(s.meta[a.sequence % s.meta.size()].first, s.meta[a.sequence % s.meta.size()].second);
+        if (p->type == MessageType::Ping) {
+            const auto* m = p->message<wire::Ping>();
+            const uint16_t seq = s.seq++;
+            s.sent.on_sent(seq, 0);
+            s.meta[seq % s.meta.size()] = {0, {}};
+            auto bytes = build_pong(s.received.header(seq), m->client_time_us(), m->ping_id(), uint64_t(ts * 1e6), s.next_tick);
+            s.bytes_down += double(bytes.size() + kNetSimHeaderBytes);
+            link.down.send(ts, std::move(bytes));
+        }
+    }
+}
+
+// Server: the snapshot of tick s.next_tick (when it was recorded), as datagrams down the link.
+void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
+    const RecordingHeader& h = scene.h;
+    const auto fit = scene.truth.index.find(s.next_tick);
+    if (fit == scene.truth.index.end()) return;
+    std::vector<CharacterSnapshot> now;
+    for (const RecordedCharacter& c : scene.rec.frames[fit->second].characters) {
+        const uint16_t sk = scene.skeleton_of[c.id];
+        now.push_back({c.id, sk, quantize_character(c.pose, h.skeletons[sk], scene.precs[sk], c.epoch)});
+    }
+    s.history.add(s.next_tick, now);
+    const std::vector<SnapshotPart> parts = s.builder.build(s.next_tick, now, s.history, scene.lookup);
+    for (size_t i = 0; i < parts.size(); ++i) {
+        const uint16_t seq = s.seq++;
+        s.sent.on_sent(seq, 1);
+        s.meta[seq % s.meta.size()] = {parts[i].tick, parts[i].characters};
+        auto bytes = build_snapshot(s.received.header(seq), parts[i].tick, uint8_t(i), uint8_t(parts.size()), parts[i].data);
+        s.bytes_down += double(bytes.size() + kNetSimHeaderBytes);
+        ++s.snapshot_datagrams;
+        link.down.send(ts, std::move(bytes));
+    }
+}
+
+// Server: every tick up to `t` (a snapshot every `every` ticks).
+void run_server_until(Server& s, Scene& scene, NetLink& link, double t, int every, uint32_t last_tick) {
+    for (; s.next_tick <= last_tick && double(s.next_tick) / scene.tick_hz <= t + 1e-9; ++s.next_tick) {
+        const double ts = double(s.next_tick) / scene.tick_hz;
+        server_receive(s, link, ts);
+        if (s.next_tick % uint32_t(every) != 0) continue;
+        server_send_snapshot(s, scene, link, ts);
+    }
+}
+
+// Client: a pong updates the round-trip time and the server clock offset estimate.
+void client_on_pong(Client& c, const DecodedPacket& p, double t_client) {
+    c.received.on_received(p.sequence);
+    const auto* m = p.message<wire::Pong>();
+    const double sent = double(m->client_time_us()) * 1e-6;
+    const double r = t_client - sent;
+    c.rtt = c.rtt == 0 ? r : 0.8 * c.rtt + 0.2 * r;
+    const double off = double(m->server_time_us()) * 1e-6 - (sent + 0.5 * r);
+    if (!c.offset_valid || r <= c.rtt * 1.1) {
+        c.offset_est = c.offset_valid ? 0.7 * c.offset_est + 0.3 * off : off;
+        c.offset_valid = true;
+    }
+}
+
+// Client: a snapshot datagram that arrived at `arrival`; its characters go to every variant's
+// reconstructor. Returns false when it does not decode (it is not acknowledged either).
+bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPacket& p, double arrival) {
+    const RecordingHeader& h = scene.h;
+    const auto* m = p.message<wire::Snapshot>();
+    std::vector<DecodedCharacter> decoded;
+    const SnapshotError e = c.decoder.decode(
+        m->tick(), std::span<const uint8_t>(m->data()->data(), m->data()->size()),
+        [&](uint16_t id) { const auto it = scene.skeleton_of.find(id); return it == scene.skeleton_of.end() ? -1 : int(it->second); },
+        scene.lookup, decoded);
+    if (e != SnapshotError::None) return false;
+    c.received.on_received(p.sequence);
+    for (const DecodedCharacter& dc : decoded) {
+        const uint16_t sk = scene.skeleton_of[dc.id];
+        Pose pose(h.skeletons[sk].size());
+        dequantize_character(pose, *dc.state, h.skeletons[sk], scene.precs[sk]);
+        for (size_t k = 0; k < ev.variants.size(); ++k) {
+            ev.recon[k][dc.id]->add_snapshot(double(m->tick()) / scene.tick_hz, pose, dc.state->epoch);
+            ev.acc[k].news_arrived(dc.id, double(m->tick()) / scene.tick_hz, arrival);
+        }
+    }
+    if (!c.any_snapshot || m->tick() > c.newest_tick) {
+        c.newest_tick = m->tick();
+        c.any_snapshot = true;
+    }
+    return true;
+}
+
+// Client: what arrived by `t`. Returns whether a snapshot datagram was among it.
+bool client_receive(Client& c, Scene& scene, Evaluation& ev, NetLink& link, double t, double t_client) {
+    bool got_snapshot = false;
+    std::vector<double> arrival;
+    const auto delivered = link.down.receive(t, &arrival);
+    for (size_t di = 0; di < delivered.size(); ++di) {
+        const auto p = decode_packet(delivered[di]);
+        if (!p) continue;
+        if (p->type == MessageType::Pong) {
+            client_on_pong(c, *p, t_client);
+            continue;
+        }
+        if (p->type != MessageType::Snapshot) continue;
+        if (client_on_snapshot(c, scene, ev, *p, arrival[di])) got_snapshot = true;
+    }
+    return got_snapshot;
+}
+
+// Client: acks (every snapshot datagram, at most 60 Hz) and pings (4 Hz), up the link.
+void client_send(Client& c, NetLink& link, double t, double t_client, bool got_snapshot, int frame_index) {
+    if ((got_snapshot && t_client - c.last_ack >= 1.0 / 60.0 - 1e-9) || t_client - c.last_ack > 0.1) {
+        c.last_ack = t_client;
+        link.up.send(t, build_ack(c.received.header(c.seq++), c.newest_tick, {}));
+    }
+    if (t_client - c.last_ping >= 0.25) {
+        c.last_ping = t_client;
+        link.up.send(t, build_ping(c.received.header(c.seq++), uint64_t(t_client * 1e6), uint32_t(frame_index)));
+    }
+}
+
+// Render every variant at the client's estimate of server time, measure against the truth at t.
+void render_and_measure(Evaluation& ev, Client& c, const Scene& scene, double t, double t_client, double render_dt) {
+    const RecordingHeader& h = scene.h;
+    const double tick_hz = scene.tick_hz;
+    const double est = c.clock.at(t_client, c.offset_est);
+    const double dt = ev.last_render_est < -1e299 ? render_dt : std::max(0.0, est - ev.last_render_est);
+    ev.last_render_est = est;
+    ev.clock_err_sum += std::fabs(est - t) * 1000.0;
+    ++ev.clock_err_n;
+    const double truth_tick = t * tick_hz;
+    const uint32_t tick_now = uint32_t(std::lround(truth_tick));
+    for (const auto& ch : h.characters) {
+        const RecordedCharacter* tc = scene.truth.at(tick_now, ch.id);
+        if (!tc) continue;
+        const Skeleton& sk = h.skeletons[ch.skeleton];
+        const float m = h.metres_per_unit[ch.skeleton];
+        ev.g.resize(sk.size());
+        globals(sk, m, tc->pose, ev.g, ev.truth_pos, ev.truth_rot);
+        for (size_t k = 0; k < ev.variants.size(); ++k) {
+            CharacterReconstructor& r = *ev.recon[k][ch.id];
+            if (!r.ready()) continue;
+            const Pose& shown = r.render(est, dt);
+            const double d = r.display_delay();
+            const RecordedCharacter* td = scene.truth.at(uint32_t(std::lround((t - d) * tick_hz)), ch.id);
+            std::vector<quat> unused;
+            if (td) globals(sk, m, td->pose, ev.g, ev.truth_delayed, unused);
+            else ev.truth_delayed = ev.truth_pos;
+            globals(sk, m, shown, ev.g, ev.shown_pos, ev.shown_rot);
+            ev.acc[k].add_frame(ch.id, {t, ev.truth_pos, ev.truth_delayed, ev.shown_pos, ev.truth_rot, ev.shown_rot, d, int(r.shown_epoch())});
+        }
+    }
+}
+
+// The totals over `seconds` of recording, and every variant's metrics.
+void collect_results(ReplayResult& out, Evaluation& ev, const Server& s, const NetLink& link, double seconds) {
+    out.snapshot_datagrams = s.snapshot_datagrams;
+    out.bytes_per_s = s.bytes_down / seconds;
+    const BuilderStats& st = s.builder.stats();
+    out.bits_per_joint = st.joints ? double(st.joint_bits) / double(st.joints) : 0.0;
+    out.clock_error_ms = ev.clock_err_n ? ev.clock_err_sum / double(ev.clock_err_n) : 0.0;
+    out.datagrams_lost = link.down.stats().lost;
+    for (size_t k = 0; k < ev.variants.size(); ++k) {
+        ev.acc[k].add_bytes(s.bytes_down, seconds);
+        ev.acc[k].add_joint_bits(double(st.joint_bits), double(st.joints));
+        out.strategies.push_back({ev.variants[k].strategy, ev.variants[k], ev.acc[k].result(), ev.acc[k].error_series(), ev.acc[k].pop_times()});
+    }
+    if (!ev.acc.empty()) {
+        out.epoch_times_s = ev.acc[0].epoch_times();
+        out.blackout_spans_s = ev.acc[0].blackout_spans();
+    }
+}
+
+}  // namespace
+
+ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg) {
+    ReplayResult out;
+    if (rec.frames.empty()) return out;
+    Scene scene(rec);
+    NetLink link(cfg.profile, cfg.seed);
+    Server server(builder_config(cfg, scene.tick_hz));
+    Client client(scene.tick_hz);
+    Evaluation ev;
+    setup_evaluation(ev, cfg, rec.header);
+    mark_epoch_changes(ev, scene);
+
+    const uint32_t first_tick = rec.frames.front().tick, last_tick = rec.frames.back().tick;
+    const int every = std::max(1, int(std::lround(scene.tick_hz / cfg.snapshot_hz)));
     const double render_dt = 1.0 / cfg.render_hz;
-    const double t_begin = double(first_tick) / tick_hz, t_end = double(last_tick) / tick_hz;
-    uint32_t next_server_tick = first_tick;
-    double last_render_est = -1e300;
+    const double t_begin = double(first_tick) / scene.tick_hz, t_end = double(last_tick) / scene.tick_hz;
+    server.next_tick = first_tick;
     int frame_index = 0;
     for (double t = t_begin; t <= t_end + 1e-9; t = t_begin + (++frame_index) * render_dt) {
         const double t_client = t + kClientClockOffset;
-        // Server: every tick up to now.
-        for (; next_server_tick <= last_tick && double(next_server_tick) / tick_hz <= t + 1e-9; ++next_server_tick) {
-            const double ts = double(next_server_tick) / tick_hz;
-            // Client datagrams that reached the server by now: acks and pings.
-            for (const auto& d : link.up.receive(ts)) {
-                const auto p = decode_packet(d);
-                if (!p) continue;
-                server_received.on_received(p->sequence);
-                std::vector<SentPacketLog::Acked> acked;
-                server_sent.on_ack(p->ack, p->ack_bits, acked);
-                for (const auto& a : acked) builder.on_delivered(meta[a.sequence % meta.size()].first, meta[a.sequence % meta.size()].second);
-                if (p->type == MessageType::Ping) {
-                    const auto* m = p->message<wire::Ping>();
-                    const uint16_t seq = server_seq++;
-                    server_sent.on_sent(seq, 0);
-                    meta[seq % meta.size()] = {0, {}};
-                    auto bytes = build_pong(server_received.header(seq), m->client_time_us(), m->ping_id(), uint64_t(ts * 1e6), next_server_tick);
-                    bytes_down += double(bytes.size() + kNetSimHeaderBytes);
-                    link.down.send(ts, std::move(bytes));
-                }
-            }
-            if (next_server_tick % uint32_t(every) != 0) continue;
-            const auto fit = truth.index.find(next_server_tick);
-            if (fit == truth.index.end()) continue;
-            std::vector<CharacterSnapshot> now;
-            for (const RecordedCharacter& c : rec.frames[fit->second].characters) {
-                const uint16_t sk = skeleton_of[c.id];
-                now.push_back({c.id, sk, quantize_character(c.pose, h.skeletons[sk], precs[sk], c.epoch)});
-            }
-            history.add(next_server_tick, now);
-            const std::vector<SnapshotPart> parts = builder.build(next_server_tick, now, history, lookup);
-            for (size_t i = 0; i < parts.size(); ++i) {
-                const uint16_t seq = server_seq++;
-                server_sent.on_sent(seq, 1);
-                meta[seq % meta.size()] = {parts[i].tick, parts[i].characters};
-                auto bytes = build_snapshot(server_received.header(seq), parts[i].tick, uint8_t(i), uint8_t(parts.size()), parts[i].data);
-                bytes_down += double(bytes.size() + kNetSimHeaderBytes);
-                ++out.snapshot_datagrams;
-                link.down.send(ts, std::move(bytes));
-            }
-        }
-        // Client: what arrived by now.
-        bool got_snapshot = false;
-        std::vector<double> arrival;
-        const auto delivered = link.down.receive(t, &arrival);
-        for (size_t di = 0; di < delivered.size(); ++di) {
-            const auto p = decode_packet(delivered[di]);
-            if (!p) continue;
-            if (p->type == MessageType::Pong) {
-                client_received.on_received(p->sequence);
-                const auto* m = p->message<wire::Pong>();
-                const double sent = double(m->client_time_us()) * 1e-6;
-                const double r = t_client - sent;
-                rtt = rtt == 0 ? r : 0.8 * rtt + 0.2 * r;
-                const double off = double(m->server_time_us()) * 1e-6 - (sent + 0.5 * r);
-                if (!offset_valid || r <= rtt * 1.1) {
-                    offset_est = offset_valid ? 0.7 * offset_est + 0.3 * off : off;
-                    offset_valid = true;
-                }
-                continue;
-            }
-            if (p->type != MessageType::Snapshot) continue;
-            const auto* m = p->message<wire::Snapshot>();
-            std::vector<DecodedCharacter> decoded;
-            const SnapshotError e = decoder.decode(
-                m->tick(), std::span<const uint8_t>(m->data()->data(), m->data()->size()),
-                [&](uint16_t id) { const auto it = skeleton_of.find(id); return it == skeleton_of.end() ? -1 : int(it->second); },
-                lookup, decoded);
-            if (e != SnapshotError::None) continue;  // not acknowledged either
-            client_received.on_received(p->sequence);
-            got_snapshot = true;
-            for (const DecodedCharacter& dc : decoded) {
-                const uint16_t sk = skeleton_of[dc.id];
-                Pose pose(h.skeletons[sk].size());
-                dequantize_character(pose, *dc.state, h.skeletons[sk], precs[sk]);
-                for (size_t k = 0; k < variants.size(); ++k) {
-                    recon[k][dc.id]->add_snapshot(double(m->tick()) / tick_hz, pose, dc.state->epoch);
-                    acc[k].news_arrived(dc.id, double(m->tick()) / tick_hz, arrival[di]);
-                }
-            }
-            if (!any_snapshot || m->tick() > newest_tick) {
-                newest_tick = m->tick();
-                any_snapshot = true;
-            }
-        }
-        // Client: acks (every snapshot datagram, at most 60 Hz) and pings (4 Hz), up the link.
-        if ((got_snapshot && t_client - last_ack >= 1.0 / 60.0 - 1e-9) || t_client - last_ack > 0.1) {
-            last_ack = t_client;
-            link.up.send(t, build_ack(client_received.header(client_seq++), newest_tick, {}));
-        }
-        if (t_client - last_ping >= 0.25) {
-            last_ping = t_client;
-            link.up.send(t, build_ping(client_received.header(client_seq++), uint64_t(t_client * 1e6), uint32_t(frame_index)));
-        }
-        // Render every strategy at the client's estimate of server time, measure against the truth at t.
-        if (!any_snapshot || !offset_valid) continue;  // a client renders once its clock is synchronised
-        const double est = clock.at(t_client, offset_est);
-        const double dt = last_render_est < -1e299 ? render_dt : std::max(0.0, est - last_render_est);
-        last_render_est = est;
-        clock_err_sum += std::fabs(est - t) * 1000.0;
-        ++clock_err_n;
-        const double truth_tick = t * tick_hz;
-        const uint32_t tick_now = uint32_t(std::lround(truth_tick));
-        for (const auto& c : h.characters) {
-            const RecordedCharacter* tc = truth.at(tick_now, c.id);
-            if (!tc) continue;
-            const Skeleton& sk = h.skeletons[c.skeleton];
-            const float m = h.metres_per_unit[c.skeleton];
-            g.resize(sk.size());
-            globals(sk, m, tc->pose, g, truth_pos, truth_rot);
-            for (size_t k = 0; k < variants.size(); ++k) {
-                CharacterReconstructor& r = *recon[k][c.id];
-                if (!r.ready()) continue;
-                const Pose& shown = r.render(est, dt);
-                const double d = r.display_delay();
-                const RecordedCharacter* td = truth.at(uint32_t(std::lround((t - d) * tick_hz)), c.id);
-                std::vector<quat> unused;
-                if (td) globals(sk, m, td->pose, g, truth_delayed, unused);
-                else truth_delayed = truth_pos;
-                globals(sk, m, shown, g, shown_pos, shown_rot);
-                acc[k].add_frame(c.id, {t, truth_pos, truth_delayed, shown_pos, truth_rot, shown_rot, d, int(r.shown_epoch())});
-            }
-        }
+        run_server_until(server, scene, link, t, every, last_tick);
+        const bool got_snapshot = client_receive(client, scene, ev, link, t, t_client);
+        client_send(client, link, t, t_client, got_snapshot, frame_index);
+        if (!client.any_snapshot || !client.offset_valid) continue;  // a client renders once its clock is synchronised
+        render_and_measure(ev, client, scene, t, t_client, render_dt);
         if (cfg.progress && frame_index % 600 == 0) cfg.progress((t - t_begin) / std::max(1e-9, t_end - t_begin));
     }
-    const double seconds = std::max(1e-9, t_end - t_begin);
-    out.bytes_per_s = bytes_down / seconds;
-    const BuilderStats& st = builder.stats();
-    out.bits_per_joint = st.joints ? double(st.joint_bits) / double(st.joints) : 0.0;
-    out.clock_error_ms = clock_err_n ? clock_err_sum / double(clock_err_n) : 0.0;
-    out.datagrams_lost = link.down.stats().lost;
-    for (size_t k = 0; k < variants.size(); ++k) {
-        acc[k].add_bytes(bytes_down, seconds);
-        acc[k].add_joint_bits(double(st.joint_bits), double(st.joints));
-        out.strategies.push_back({variants[k].strategy, variants[k], acc[k].result(), acc[k].error_series(), acc[k].pop_times()});
-    }
-    if (!acc.empty()) {
-        out.epoch_times_s = acc[0].epoch_times();
-        out.blackout_spans_s = acc[0].blackout_spans();
-    }
+    collect_results(out, ev, server, link, std::max(1e-9, t_end - t_begin));
     if (cfg.progress) cfg.progress(1.0);
     return out;
 }
