@@ -202,7 +202,7 @@ void StreamClient::Impl::take_news(double t) {
                               e.character_id, e.epoch, e.tick});
         }
     }
-    for (uint16_t id : session.characters()) {
+    for (uint16_t id : session.state() == ClientSession::State::Connected ? session.characters() : std::vector<uint16_t>{}) {
         const int sk = session.skeleton_of(id);
         if (sk < 0 || chars.count(id)) continue;
         const net::ReceivedSkeleton& rs = *session.skeleton(uint16_t(sk));

@@ -311,6 +311,14 @@ void StreamServer::close() {
         impl_->closed = true;
     }
     auto finish = [impl = impl_.get()] {
+        // The recording is complete before any client hears goodbye (a client may read it then).
+        if (impl->recorder) {
+            try {
+                impl->recorder->close();
+            } catch (const std::exception& e) {
+                if (impl->record_error.empty()) impl->record_error = e.what();
+            }
+        }
         if (impl->server) {
             impl->server->stop();
             std::lock_guard<std::mutex> lock(impl->report_m);
@@ -325,13 +333,6 @@ void StreamServer::close() {
     } else {
         finish();
         poll();
-    }
-    if (impl_->recorder) {
-        try {
-            impl_->recorder->close();
-        } catch (const std::exception& e) {
-            if (impl_->record_error.empty()) impl_->record_error = e.what();
-        }
     }
     if (!impl_->record_error.empty()) throw std::runtime_error("recording " + impl_->cfg.record_path + ": " + impl_->record_error);
 }
