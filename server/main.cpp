@@ -12,8 +12,8 @@
 
 #include "server/sim/world_streamer.h"
 #include "server/stream_server.h"
-#include "server/stats_line.h"
-#include "server/tool/cli_common.h"
+#include "server/tool/stats_line.h"
+#include "common/cli/cli_common.h"
 
 using namespace ks;
 

@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "client/bot.h"
+#include "client/bots/bot.h"
 #include "tests/support/udp_harness.h"
 
 using namespace ks;

@@ -14,6 +14,7 @@
 #include "common/anim/ops_sample.h"
 #include "common/codec/range_coder.h"
 #include "common/codec/snapshot_codec.h"
+#include "server/net/snapshot_builder.h"
 #include "tests/support/clips.h"
 #include "tests/support/codec_sim.h"
 #include "tests/support/fd.h"

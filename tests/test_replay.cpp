@@ -2,7 +2,7 @@
 // shared clip.
 #include <gtest/gtest.h>
 
-#include "client/replay.h"
+#include "client/replay/replay.h"
 #include "common/metrics/report.h"
 #include "server/sim/world_streamer.h"
 #include "server/stream_server.h"

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "client/sweep.h"
+#include "client/replay/sweep.h"
 
 using namespace ks;
 

@@ -24,6 +24,7 @@
 #include "common/anim/pose.h"
 #include "common/anim/skeleton.h"
 #include "common/codec/snapshot_codec.h"
+#include "server/net/snapshot_builder.h"
 #include "common/net/protocol.h"
 #include "server/net/cookie.h"
 

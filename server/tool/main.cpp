@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "server/tool/cli_common.h"
+#include "common/cli/cli_common.h"
 #include "server/tool/commands.h"
 
 int main(int argc, char** argv) {

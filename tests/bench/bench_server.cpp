@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "common/codec/snapshot_codec.h"
+#include "server/net/snapshot_builder.h"
 #include "server/sim/world.h"
 
 using namespace ks;

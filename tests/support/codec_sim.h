@@ -11,6 +11,7 @@
 #include "common/anim/ops_fk.h"
 #include "common/anim/ops_sample.h"
 #include "common/codec/snapshot_codec.h"
+#include "server/net/snapshot_builder.h"
 
 namespace ks::test {
 

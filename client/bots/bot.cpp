@@ -1,4 +1,4 @@
-#include "client/bot.h"
+#include "client/bots/bot.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "client/replay.h"
+#include "client/replay/replay.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +8,7 @@
 #include "client/render_clock.h"
 #include "common/anim/ops_fk.h"
 #include "common/codec/snapshot_codec.h"
+#include "server/net/snapshot_builder.h"
 #include "common/net/protocol.h"
 
 namespace ks {

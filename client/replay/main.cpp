@@ -5,12 +5,12 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "client/cli_options.h"
-#include "client/replay.h"
-#include "client/sweep.h"
+#include "client/tool/cli_options.h"
+#include "client/replay/replay.h"
+#include "client/replay/sweep.h"
 #include "common/io/svg.h"
 #include "common/metrics/report.h"
-#include "server/tool/cli_common.h"
+#include "common/cli/cli_common.h"
 
 using namespace ks;
 

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <thread>
 
-#include "client/bot.h"
-#include "client/cli_options.h"
-#include "server/tool/cli_common.h"
+#include "client/bots/bot.h"
+#include "client/tool/cli_options.h"
+#include "common/cli/cli_common.h"
 
 using namespace ks;
 

@@ -1,4 +1,4 @@
-#include "client/sweep.h"
+#include "client/replay/sweep.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,147 @@
+#include "server/net/snapshot_builder.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ks {
+
+void SnapshotHistory::add(uint32_t tick, std::span<const CharacterSnapshot> characters) {
+    for (const CharacterSnapshot& c : characters) {
+        auto& ring = rings_[c.id];
+        if (ring.empty()) ring.resize(capacity_);
+        Entry& e = ring[tick % capacity_];
+        e.tick = tick;
+        e.valid = true;
+        e.state = c.state;
+    }
+}
+
+const QCharacter* SnapshotHistory::find(uint16_t id, uint32_t tick) const {
+    const auto it = rings_.find(id);
+    if (it == rings_.end()) return nullptr;
+    const Entry& e = it->second[tick % capacity_];
+    return e.valid && e.tick == tick ? &e.state : nullptr;
+}
+
+std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const CharacterSnapshot> characters,
+                                                 const SnapshotHistory& history, const PrecisionLookup& precision,
+                                                 const std::function<float(uint16_t)>& priority) {
+    // Budget for this snapshot, with at most one snapshot's worth carried over.
+    const double per_snapshot = cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz);
+    double budget = per_snapshot + budget_carry_;
+
+    // Highest accumulated priority first.
+    std::vector<const CharacterSnapshot*> order;
+    for (const CharacterSnapshot& c : characters) {
+        PerCharacter& pc = chars_[c.id];
+        pc.accumulator += priority ? priority(c.id) : 1.0f;
+        order.push_back(&c);
+    }
+    std::stable_sort(order.begin(), order.end(), [this](const CharacterSnapshot* a, const CharacterSnapshot* b) {
+        return chars_[a->id].accumulator > chars_[b->id].accumulator;
+    });
+
+    std::vector<SnapshotPart> parts;
+    std::vector<uint8_t> chunk;
+    for (const CharacterSnapshot* c : order) {
+        const SkeletonPrecision* prec = precision(c->skeleton);
+        if (prec == nullptr || prec->joints.size() != c->state.joints.size()) continue;
+        PerCharacter& pc = chars_[c->id];
+        // Baseline: the newest acknowledged state still in the shared history, same epoch.
+        const QCharacter* base = nullptr;
+        uint32_t base_tick = 0;
+        if (pc.any_acked && tick > pc.newest_acked && tick - pc.newest_acked <= cfg_.max_baseline_age_ticks) {
+            base = history.find(c->id, pc.newest_acked);
+            base_tick = pc.newest_acked;
+            if (base && (base->epoch != c->state.epoch || base->joints.size() != c->state.joints.size())) base = nullptr;
+        }
+        CharacterBaseline cb;
+        uint32_t ctx_tick = 0;
+        if (base) {
+            cb.state = base;
+            cb.age_s = double(tick - base_tick) / cfg_.tick_hz;
+            const Sent& s = pc.sent[base_tick % pc.sent.size()];
+            if (s.valid && s.tick == base_tick && s.ref != base_tick) {
+                const QCharacter* ctx = history.find(c->id, s.ref);
+                if (ctx && ctx->epoch == base->epoch && ctx->joints.size() == base->joints.size()) {
+                    cb.context = ctx;
+                    cb.context_age_s = double(base_tick - s.ref) / cfg_.tick_hz;
+                    ctx_tick = s.ref;
+                }
+            }
+        }
+        chunk.clear();
+        CodingCost cost;
+        encode_character(chunk, c->state, base ? &cb : nullptr, *prec, &cost);
+
+        std::vector<uint8_t> framed;
+        put_varint(framed, c->id);
+        framed.push_back(base ? 1 : 0);
+        if (base) {
+            put_varint(framed, tick - base_tick);
+            put_varint(framed, cb.context ? base_tick - ctx_tick : 0);
+        }
+        put_varint(framed, uint32_t(chunk.size()));
+        framed.insert(framed.end(), chunk.begin(), chunk.end());
+
+        // Header bytes of a new datagram: format + count (<= 2 varint bytes).
+        const size_t header = 1 + 2;
+        if (framed.size() + header > cfg_.max_payload_bytes || double(framed.size()) > budget) {
+            ++stats_.characters_skipped;
+            continue;  // stays unsent; its accumulator keeps growing
+        }
+        if (parts.empty() || parts.back().data.size() + framed.size() > cfg_.max_payload_bytes) {
+            parts.push_back({tick, {kSnapshotFormat, 0, 0}, {}});  // count patched below
+        }
+        SnapshotPart& part = parts.back();
+        part.data.insert(part.data.end(), framed.begin(), framed.end());
+        part.characters.push_back(c->id);
+        budget -= double(framed.size());
+
+        Sent& s = pc.sent[tick % pc.sent.size()];
+        s = {tick, base ? base_tick : tick, true, false};
+        pc.accumulator = 0.0f;
+        ++stats_.characters_sent;
+        const uint64_t bits = uint64_t(chunk.size()) * 8, joints = c->state.joints.size();
+        stats_.joint_bits += bits;
+        stats_.joints += joints;
+        CodingCost& total = base ? stats_.delta_cost : stats_.full_cost;
+        for (int k = 0; k < CodingCost::kCount; ++k) total.bits256[k] += cost.bits256[k];
+        if (base) {
+            ++stats_.characters_delta;
+            stats_.delta_joint_bits += bits;
+            stats_.delta_joints += joints;
+        } else {
+            ++stats_.characters_full;
+            stats_.full_joint_bits += bits;
+            stats_.full_joints += joints;
+        }
+    }
+    // Patch each datagram's character count (2-byte varint slot, always two bytes).
+    for (SnapshotPart& p : parts) {
+        const uint32_t n = uint32_t(p.characters.size());
+        p.data[1] = uint8_t((n & 0x7F) | 0x80);
+        p.data[2] = uint8_t(n >> 7);
+        stats_.payload_bytes += p.data.size();
+        ++stats_.datagrams;
+    }
+    budget_carry_ = std::clamp(budget, 0.0, per_snapshot);
+    return parts;
+}
+
+void SnapshotBuilder::on_delivered(uint32_t tick, std::span<const uint16_t> characters) {
+    for (uint16_t id : characters) {
+        auto it = chars_.find(id);
+        if (it == chars_.end()) continue;
+        PerCharacter& pc = it->second;
+        Sent& s = pc.sent[tick % pc.sent.size()];
+        if (!s.valid || s.tick != tick) continue;  // too old, or never sent
+        s.acked = true;
+        if (!pc.any_acked || tick > pc.newest_acked) {
+            pc.newest_acked = tick;
+            pc.any_acked = true;
+        }
+    }
+}
+
+}  // namespace ks
