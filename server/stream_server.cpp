@@ -75,6 +75,8 @@ struct StreamServer::Impl {
 
     void apply(Frame& f);
     void record(const Frame& f);
+    // A new epoch for the character from the tick being built; returns it.
+    uint16_t open_epoch(uint16_t character, kinesync::wire::EventKind kind, const char* fn);
 };
 
 void StreamServer::Impl::record(const Frame& f) {
@@ -229,6 +231,14 @@ auto& find_character(Map& m, uint16_t id, const char* what) {
 }
 }  // namespace
 
+uint16_t StreamServer::Impl::open_epoch(uint16_t character, kinesync::wire::EventKind kind, const char* fn) {
+    std::lock_guard<std::mutex> lock(m);
+    Staged& s = find_character(characters, character, fn);
+    ++s.epoch;
+    pending.events.push_back({character, s.epoch, kind, tick + 1});
+    return s.epoch;
+}
+
 void StreamServer::remove_character(uint16_t character) {
     std::lock_guard<std::mutex> lock(impl_->m);
     find_character(impl_->characters, character, "remove_character");
@@ -250,21 +260,8 @@ void StreamServer::set_pose(uint16_t character, const Pose& pose) {
     s.has_pose = true;
 }
 
-uint16_t StreamServer::teleport(uint16_t character) {
-    std::lock_guard<std::mutex> lock(impl_->m);
-    Impl::Staged& s = find_character(impl_->characters, character, "teleport");
-    ++s.epoch;
-    impl_->pending.events.push_back({character, s.epoch, kinesync::wire::EventKind::Teleport, impl_->tick + 1});
-    return s.epoch;
-}
-
-uint16_t StreamServer::reset(uint16_t character) {
-    std::lock_guard<std::mutex> lock(impl_->m);
-    Impl::Staged& s = find_character(impl_->characters, character, "reset");
-    ++s.epoch;
-    impl_->pending.events.push_back({character, s.epoch, kinesync::wire::EventKind::Reset, impl_->tick + 1});
-    return s.epoch;
-}
+uint16_t StreamServer::teleport(uint16_t character) { return impl_->open_epoch(character, kinesync::wire::EventKind::Teleport, "teleport"); }
+uint16_t StreamServer::reset(uint16_t character) { return impl_->open_epoch(character, kinesync::wire::EventKind::Reset, "reset"); }
 
 uint16_t StreamServer::epoch(uint16_t character) const {
     std::lock_guard<std::mutex> lock(impl_->m);
