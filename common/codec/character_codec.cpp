@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "common/codec/det_math.h"
 #include "common/codec/range_coder.h"
 
 namespace ks {
@@ -161,7 +162,7 @@ void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const Skeleto
         const vec3 wb = dequantize_angular(bq, p);
         float acc = 0.0f;
         if (b.context != nullptr && b.context_age_s > 0.0)
-            acc = length(wb - dequantize_angular(b.context->joints[j], p)) / float(b.context_age_s);
+            acc = det::length(wb - dequantize_angular(b.context->joints[j], p)) / float(b.context_age_s);
         const bool have_ctx = b.context != nullptr;
         const float sw = (have_ctx ? 0.6f + 0.8f * acc * dt / p.ang_step : 4.0f) * aw.factor;
         const float sr = (have_ctx ? 0.6f + 0.3f * acc * dt * dt / (2.0f * p.rot_step) : 4.0f) * ar.factor;
@@ -169,7 +170,7 @@ void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const Skeleto
         float lin_acc = 0.0f;
         if (have_ctx && b.context_age_s > 0.0 && bq.moved && b.context->joints[j].moved) {
             const QJoint& cq = b.context->joints[j];
-            lin_acc = length(vec3{float(bq.vel[0] - cq.vel[0]), float(bq.vel[1] - cq.vel[1]), float(bq.vel[2] - cq.vel[2])}) *
+            lin_acc = det::length(vec3{float(bq.vel[0] - cq.vel[0]), float(bq.vel[1] - cq.vel[1]), float(bq.vel[2] - cq.vel[2])}) *
                       p.vel_step / float(b.context_age_s);
         }
         const float sv = (have_ctx ? 0.6f + 0.8f * lin_acc * dt / p.vel_step : 8.0f) * av.factor;
@@ -190,7 +191,7 @@ void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const Skeleto
             // (Only meaningful when encoding; the decoder reads the bit.)
             bool same = std::equal(std::begin(q.ang), std::end(q.ang), std::begin(bq.ang));
             if (same) {
-                const quat pred = quat_normalize(quat_mul(quat_from_scaled_angle_axis((wb + wb) * (0.5f * dt)), dequantize_rotation(bq, p)));
+                const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wb, dt);
                 int32_t idx[3];
                 const int lp = largest_component(pred);
                 rotation_indices(pred, lp, p, idx);
@@ -220,7 +221,7 @@ void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const Skeleto
         }
         // Rotation: trapezoidal integration of the baseline's and the current angular velocity.
         const vec3 wc = dequantize_angular(q, p);
-        const quat pred = quat_normalize(quat_mul(quat_from_scaled_angle_axis((wb + wc) * (0.5f * dt)), dequantize_rotation(bq, p)));
+        const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wc, dt);
         const int lp = largest_component(pred);
         int32_t idx[3];
         io.set_category(CodingCost::kRotation);
@@ -270,6 +271,27 @@ void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const Skeleto
     }
 }
 
+// 16 bits of FNV-1a over the whole state: what the decoder rebuilt must hash to what the encoder
+// coded, or the payload is refused (a desynchronised range decoder or a wrong prediction would
+// otherwise be accepted as a valid state and become the baseline of later deltas).
+uint32_t state_check(const QCharacter& c) {
+    uint32_t h = 2166136261u;
+    auto mix = [&h](int64_t v) {
+        for (int b = 0; b < 4; ++b) {
+            h ^= uint32_t(uint64_t(v) >> (8 * b)) & 0xFFu;
+            h *= 16777619u;
+        }
+    };
+    mix(c.epoch);
+    for (const QJoint& q : c.joints) {
+        mix(q.largest | (q.moved ? 4 : 0) | (q.scaled ? 8 : 0));
+        for (int k = 0; k < 3; ++k) {
+            mix(q.rot[k]), mix(q.ang[k]), mix(q.pos[k]), mix(q.vel[k]), mix(q.lscl[k]), mix(q.svl[k]);
+        }
+    }
+    return (h ^ (h >> 16)) & 0xFFFFu;
+}
+
 }  // namespace
 
 void encode_character(std::vector<uint8_t>& out, const QCharacter& cur, const CharacterBaseline* base,
@@ -278,6 +300,8 @@ void encode_character(std::vector<uint8_t>& out, const QCharacter& cur, const Ch
     QCharacter c = cur;  // the coding functions write back what they code (identical for the encoder)
     if (base) code_delta(enc, c, *base, prec);
     else code_full(enc, c, prec);
+    enc.set_category(CodingCost::kFlags);
+    enc.bypass(state_check(c), 16);
     enc.rc.finish();
 }
 
@@ -289,6 +313,7 @@ bool decode_character(std::span<const uint8_t> in, QCharacter& out, const Charac
     Dec dec(in);
     if (base) code_delta(dec, out, *base, prec);
     else code_full(dec, out, prec);
+    if (dec.bypass(0, 16) != state_check(out)) return false;
     // A well-formed payload ends within the bytes it was given (the encoder trims only zeros of
     // its final flush, so at most kMaxImpliedBytes may be implied).
     if (dec.rc.overrun() > kMaxImpliedBytes) return false;

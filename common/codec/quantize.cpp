@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/codec/det_math.h"
+
 namespace ks {
 
 namespace {
@@ -42,7 +44,7 @@ quat dequantize_rotation(const QJoint& j, const JointPrecision& p) {
         sum += c[i] * c[i];
     }
     c[j.largest] = std::sqrt(std::max(0.0f, 1.0f - sum));
-    return quat_normalize(quat{c[0], c[1], c[2], c[3]});
+    return det::normalize(quat{c[0], c[1], c[2], c[3]});
 }
 
 vec3 dequantize_angular(const QJoint& j, const JointPrecision& p) {

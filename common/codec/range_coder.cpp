@@ -97,15 +97,30 @@ constexpr float kSigmaMin = 0.05f, kSigmaMax = 20000.0f;
 
 uint16_t to_prob(double p) { return uint16_t(std::clamp(std::lround(p * kProbOne), 1l, long(kProbOne) - 1)); }
 
-const std::array<LaplaceModel, kSigmaBuckets>& model_table() {
-    static const std::array<LaplaceModel, kSigmaBuckets> table = [] {
-        std::array<LaplaceModel, kSigmaBuckets> t{};
-        for (int i = 0; i < kSigmaBuckets; ++i) {
-            const double sigma = kSigmaMin * std::pow(double(kSigmaMax) / kSigmaMin, (i + 0.5) / kSigmaBuckets);
-            // Two-sided geometric with mean |q| = sigma: P(q) = (1-t)/(1+t) t^|q|, E|q| = 2t/(1-t^2).
-            // Solve 2t/(1-t^2) = sigma for t.
-            const double t_ = (std::sqrt(1.0 + sigma * sigma) - 1.0) / sigma;
-            t[size_t(i)] = {to_prob((1.0 - t_) / (1.0 + t_)), to_prob(1.0 - t_)};
+// Bucket i covers sigma in [kSigmaMin r^i, kSigmaMin r^(i+1)), r = (kSigmaMax / kSigmaMin)^(1/96),
+// its model made for the geometric middle. Powers by repeated multiplication of a literal (no pow,
+// no log): the same table and the same bucket for a sigma on every machine.
+constexpr double kSigmaRatio = 1.1438123767714523, kSigmaRatioSqrt = 1.069491644086784;
+
+struct ModelTable {
+    std::array<LaplaceModel, kSigmaBuckets> models{};
+    std::array<float, kSigmaBuckets + 1> lower{};  // lower[i]: where bucket i starts
+};
+
+const ModelTable& model_table() {
+    static const ModelTable table = [] {
+        ModelTable t;
+        double edge = kSigmaMin;
+        for (int i = 0; i <= kSigmaBuckets; ++i) {
+            t.lower[size_t(i)] = float(edge);
+            if (i < kSigmaBuckets) {
+                const double sigma = edge * kSigmaRatioSqrt;
+                // Two-sided geometric with mean |q| = sigma: P(q) = (1-t)/(1+t) t^|q|, E|q| = 2t/(1-t^2).
+                // Solve 2t/(1-t^2) = sigma for t.
+                const double t_ = (std::sqrt(1.0 + sigma * sigma) - 1.0) / sigma;
+                t.models[size_t(i)] = {to_prob((1.0 - t_) / (1.0 + t_)), to_prob(1.0 - t_)};
+            }
+            edge *= kSigmaRatio;
         }
         return t;
     }();
@@ -118,8 +133,9 @@ constexpr int kUnaryLimit = 24;
 
 LaplaceModel laplace_model(float sigma) {
     const float s = std::clamp(std::isfinite(sigma) ? sigma : kSigmaMax, kSigmaMin, kSigmaMax);
-    int i = int(std::floor(std::log(s / kSigmaMin) / std::log(kSigmaMax / kSigmaMin) * kSigmaBuckets));
-    return model_table()[size_t(std::clamp(i, 0, kSigmaBuckets - 1))];
+    const ModelTable& t = model_table();
+    const int i = int(std::upper_bound(t.lower.begin(), t.lower.end(), s) - t.lower.begin()) - 1;
+    return t.models[size_t(std::clamp(i, 0, kSigmaBuckets - 1))];
 }
 
 void encode_exp_golomb(RangeEncoder& enc, uint32_t v, int k) {

@@ -21,7 +21,7 @@
 
 namespace ks {
 
-constexpr uint8_t kSnapshotFormat = 1;
+constexpr uint8_t kSnapshotFormat = 2;  // 2: predictions without libm, a 16-bit state check per character
 
 struct CharacterSnapshot {
     uint16_t id = 0;
