@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -74,6 +75,13 @@ int main(int argc, char** argv) {
     spdlog::set_level(spdlog::level::from_str(log_level));
     if (no_network && duration <= 0.0f) {
         log->error("--no-network needs --duration S");
+        return 2;
+    }
+    // Rates travel as whole numbers on the wire (and snapshots go out every n-th tick).
+    if (wc.tick_hz != std::floor(wc.tick_hz) || sc.snapshot_hz != std::floor(sc.snapshot_hz) ||
+        std::fmod(wc.tick_hz, sc.snapshot_hz) != 0.0f) {
+        log->error("--tick-hz {} and --snapshot-hz {}: both must be whole numbers, the snapshot rate dividing the tick rate",
+                   wc.tick_hz, sc.snapshot_hz);
         return 2;
     }
     wc.controller.transition = transition == "inertialize" ? TransitionKind::Inertialization : TransitionKind::DeadBlending;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <asio.hpp>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -146,8 +147,10 @@ void StreamServer::Impl::apply(Frame& f) {
 }
 
 StreamServer::StreamServer(const StreamServerConfig& cfg) : impl_(std::make_unique<Impl>()) {
-    if (!(cfg.tick_hz > 0) || !(cfg.snapshot_hz > 0) || cfg.snapshot_hz > cfg.tick_hz)
-        throw std::invalid_argument("StreamServer: need 0 < snapshot_hz <= tick_hz");
+    // Both travel as whole numbers (uint16) on the wire, and snapshots go out every n-th tick.
+    if (!(cfg.tick_hz >= 1 && cfg.tick_hz <= 1000) || cfg.tick_hz != std::floor(cfg.tick_hz) || !(cfg.snapshot_hz >= 1) ||
+        cfg.snapshot_hz != std::floor(cfg.snapshot_hz) || std::fmod(cfg.tick_hz, cfg.snapshot_hz) != 0.0f)
+        throw std::invalid_argument("StreamServer: tick_hz (1..1000) and snapshot_hz must be whole numbers, snapshot_hz dividing tick_hz");
     impl_->cfg = cfg;
     server_log();
     if (!cfg.record_path.empty()) {

@@ -39,8 +39,8 @@ struct StreamServerConfig {
     bool network = true;         // false: no socket at all (an offline run that only records)
     std::string bind = "0.0.0.0";
     uint16_t port = 40000;       // 0: any free port (see port())
-    float tick_hz = 60.0f;       // how often the game calls end_tick()
-    float snapshot_hz = 30.0f;   // snapshots per second to each client (a divisor of tick_hz)
+    float tick_hz = 60.0f;       // how often the game calls end_tick(): a whole number (it travels as one)
+    float snapshot_hz = 30.0f;   // snapshots per second to each client: a whole divisor of tick_hz
     float bandwidth_bps = 256000.0f;  // per-client budget, bits per second of UDP payload
     int max_clients = 32;
     double timeout_s = 5.0;      // a client silent this long is dropped

@@ -76,6 +76,9 @@ exit_codes)
   run 2 "$bin/kinesync-client" --bots 0
   run 2 "$bin/kinesync-server" --characters 0 --no-network --duration 1
   run 2 "$bin/kinesync-server" --no-network          # needs --duration
+  run 2 "$bin/kinesync-server" --tick-hz 59.94 --no-network --duration 1   # rates travel as whole numbers
+  has "must be whole numbers"
+  run 2 "$bin/kinesync-server" --snapshot-hz 25 --no-network --duration 1  # 25 does not divide 60
   # Failures while running stay 1.
   run 1 "$bin/kinesync-tool" info "$dir/no-such-file.bvh"
   run 1 "$bin/kinesync-replay" "$dir/no-such-file.ksrec"

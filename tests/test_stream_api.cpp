@@ -182,6 +182,12 @@ TEST(StreamApi, BadArgumentsAreRefusedWithTheirReason) {
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find("cannot listen on UDP not an address"), std::string::npos) << e.what();
     }
+    sc.bind = "127.0.0.1";
+    sc.tick_hz = 59.94f;  // travels as uint16: refused, not truncated to 59
+    EXPECT_THROW(StreamServer{sc}, std::invalid_argument);
+    sc.tick_hz = 60.0f;
+    sc.snapshot_hz = 25.0f;  // not every n-th tick
+    EXPECT_THROW(StreamServer{sc}, std::invalid_argument);
     StreamClientConfig cc;
     cc.host = "no-such-host.invalid";
     EXPECT_THROW(StreamClient{cc}, std::runtime_error);
