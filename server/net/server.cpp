@@ -54,6 +54,8 @@ struct Server::Session {
 Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
     : io_(io), cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed ? cfg.secret_seed : random_seed()),
       history_(256) {
+    start_ = std::chrono::steady_clock::now();
+    if (cfg_.transport) return;  // in-process: no socket
     asio::error_code ec;
     const asio::ip::address address = asio::ip::make_address(cfg_.bind, ec);
     const std::string where = "UDP " + cfg_.bind + ":" + std::to_string(cfg_.port);
@@ -69,7 +71,6 @@ Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& rost
         throw std::runtime_error("cannot listen on " + where + ": " + ec.message());
     }
     port_ = socket_.local_endpoint().port();
-    start_ = std::chrono::steady_clock::now();
 }
 
 Server::~Server() { stop(); }
@@ -102,26 +103,29 @@ void Server::stop() {
 void Server::receive() {
     socket_.async_receive_from(asio::buffer(rx_), rx_from_, [this](const asio::error_code& ec, size_t n) {
         if (!running_) return;
-        if (!ec) {
-            ++stats_.datagrams_in;
-            stats_.bytes_in += n;
-            try {
-                on_datagram(rx_from_, std::span<const uint8_t>(rx_.data(), n));
-            } catch (const std::exception& e) {
-                // A datagram must never take the server down: count it, say why, go on.
-                ++stats_.unexpected;
-                spdlog::get("server")->warn("datagram from {} dropped: {}", endpoint_text(rx_from_), e.what());
-            }
-        }
+        if (!ec) inject(rx_from_, std::span<const uint8_t>(rx_.data(), n));
         receive();
     });
+}
+
+void Server::inject(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes) {
+    ++stats_.datagrams_in;
+    stats_.bytes_in += bytes.size();
+    try {
+        on_datagram(from, bytes);
+    } catch (const std::exception& e) {
+        // A datagram must never take the server down: count it, say why, go on.
+        ++stats_.unexpected;
+        spdlog::get("server")->warn("datagram from {} dropped: {}", endpoint_text(from), e.what());
+    }
 }
 
 void Server::send_raw(const asio::ip::udp::endpoint& to, const std::vector<uint8_t>& bytes) {
     // Synchronous and non-blocking: a datagram the kernel will not take now is dropped (and
     // counted), as the network would.
     asio::error_code ec;
-    socket_.send_to(asio::buffer(bytes), to, 0, ec);
+    if (cfg_.transport) cfg_.transport(to, bytes);
+    else socket_.send_to(asio::buffer(bytes), to, 0, ec);
     if (ec) {
         ++stats_.send_failures;
         return;
@@ -369,7 +373,7 @@ void Server::send_snapshots(uint32_t tick) {
         }
         const std::vector<CharacterSnapshot>& mine = all ? now_ : visible_;
         if (mine.empty()) continue;
-        const std::vector<SnapshotPart> parts = s->builder.build(tick, mine, history_, lookup);
+        const std::vector<SnapshotPart> parts = s->builder.build(tick, mine, history_, lookup, {}, cfg_.share_encodings ? &encode_cache_ : nullptr);
         for (size_t i = 0; i < parts.size(); ++i) {
             const SnapshotPart& part = parts[i];
             const uint16_t seq = s->next_sequence;

@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,10 @@ struct ServerConfig {
     double timeout_s = 5.0;
     double reliable_resend_s = 0.25;
     uint64_t secret_seed = 0;  // cookie key seed (0: from the random device)
+    bool share_encodings = true;  // code a character once per distinct baseline for all clients
+    // In-process use (benchmarks, tests): datagrams go to this instead of a socket, none is
+    // opened, and peers' datagrams come in through Server::inject.
+    std::function<void(const asio::ip::udp::endpoint& to, std::span<const uint8_t> bytes)> transport;
 };
 
 struct ServerStats {
@@ -106,9 +111,12 @@ public:
     // A new tick: quantize, send snapshots, definitions of added characters, events; resends,
     // timeouts.
     void publish(const TickFrame& frame);
+    // A datagram from `from`, as if it arrived on the socket (with ServerConfig::transport).
+    void inject(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes);
     uint16_t port() const { return port_; }
     const ServerStats& stats() const { return stats_; }
     std::vector<ClientReport> clients() const;
+    const EncodeCache& encode_cache() const { return encode_cache_; }
 
 private:
     struct Session;
@@ -141,6 +149,7 @@ private:
     uint32_t next_message_id_ = 1;
     ServerStats stats_;
     SnapshotHistory history_;
+    EncodeCache encode_cache_;  // one tick's character encodings, shared by clients with the same baseline
     std::vector<CharacterSnapshot> now_, visible_;
     uint32_t tick_ = 0;
     double tick_wall_s_ = 0;

@@ -25,7 +25,7 @@ const QCharacter* SnapshotHistory::find(uint16_t id, uint32_t tick) const {
 
 std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const CharacterSnapshot> characters,
                                                  const SnapshotHistory& history, const PrecisionLookup& precision,
-                                                 const std::function<float(uint16_t)>& priority) {
+                                                 const std::function<float(uint16_t)>& priority, EncodeCache* cache) {
     // Budget for this snapshot, with at most one snapshot's worth carried over.
     const double per_snapshot = cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz);
     double budget = per_snapshot + budget_carry_;
@@ -43,6 +43,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
 
     std::vector<SnapshotPart> parts;
     std::vector<uint8_t> chunk;
+    int skipped_in_row = 0;
     for (const CharacterSnapshot* c : order) {
         const SkeletonPrecision* prec = precision(c->skeleton);
         if (prec == nullptr || prec->joints.size() != c->state.joints.size()) continue;
@@ -70,26 +71,41 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
                 }
             }
         }
-        chunk.clear();
-        CodingCost cost;
-        encode_character(chunk, c->state, base ? &cb : nullptr, *prec, &cost);
-
-        std::vector<uint8_t> framed;
-        put_varint(framed, c->id);
-        framed.push_back(base ? 1 : 0);
-        if (base) {
-            put_varint(framed, tick - base_tick);
-            put_varint(framed, cb.context ? base_tick - ctx_tick : 0);
-        }
-        put_varint(framed, uint32_t(chunk.size()));
-        framed.insert(framed.end(), chunk.begin(), chunk.end());
+        auto make = [&] {
+            EncodeCache::Entry e;
+            chunk.clear();
+            encode_character(chunk, c->state, base ? &cb : nullptr, *prec, &e.cost);
+            put_varint(e.framed, c->id);
+            e.framed.push_back(base ? 1 : 0);
+            if (base) {
+                put_varint(e.framed, tick - base_tick);
+                put_varint(e.framed, cb.context ? base_tick - ctx_tick : 0);
+            }
+            put_varint(e.framed, uint32_t(chunk.size()));
+            e.framed.insert(e.framed.end(), chunk.begin(), chunk.end());
+            e.chunk_bytes = chunk.size();
+            return e;
+        };
+        EncodeCache::Entry own;
+        // Key: the character and what it is coded against (none, or baseline and context ages).
+        const uint64_t key = uint64_t(c->id) << 48 | uint64_t(base ? 1 : 0) << 47 |
+                             uint64_t(base ? std::min<uint32_t>(tick - base_tick, 0xFFFFFu) : 0) << 20 |
+                             uint64_t(cb.context ? std::min<uint32_t>(base_tick - ctx_tick, 0xFFFFFu) : 0);
+        const EncodeCache::Entry& coded = cache ? cache->get(tick, key, make) : (own = make());
+        const std::vector<uint8_t>& framed = coded.framed;
+        const CodingCost& cost = coded.cost;
 
         // Header bytes of a new datagram: format + count (<= 2 varint bytes).
         const size_t header = 1 + 2;
         if (framed.size() + header > cfg_.max_payload_bytes || double(framed.size()) > budget) {
             ++stats_.characters_skipped;
-            continue;  // stays unsent; its accumulator keeps growing
+            // Stays unsent; its accumulator keeps growing. Once a few in a row do not fit, the
+            // budget is spent: the rest are not coded at all (with hundreds of characters, coding
+            // them all for every client to send a dozen is most of a server's tick).
+            if (++skipped_in_row >= 4 || budget < 8.0) break;
+            continue;
         }
+        skipped_in_row = 0;
         if (parts.empty() || parts.back().data.size() + framed.size() > cfg_.max_payload_bytes) {
             parts.push_back({tick, {kSnapshotFormat, 0, 0}, {}});  // count patched below
         }
@@ -102,7 +118,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         s = {tick, base ? base_tick : tick, true, false};
         pc.accumulator = 0.0f;
         ++stats_.characters_sent;
-        const uint64_t bits = uint64_t(chunk.size()) * 8, joints = c->state.joints.size();
+        const uint64_t bits = uint64_t(coded.chunk_bytes) * 8, joints = c->state.joints.size();
         stats_.joint_bits += bits;
         stats_.joints += joints;
         CodingCost& total = base ? stats_.delta_cost : stats_.full_cost;
@@ -127,6 +143,26 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     }
     budget_carry_ = std::clamp(budget, 0.0, per_snapshot);
     return parts;
+}
+
+const EncodeCache::Entry& EncodeCache::get(uint32_t tick, uint64_t key, const std::function<Entry()>& make) {
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        if (tick != tick_) {
+            entries_.clear();
+            tick_ = tick;
+        }
+        const auto it = entries_.find(key);
+        if (it != entries_.end()) {
+            ++hits_;
+            return *it->second;
+        }
+    }
+    auto e = std::make_unique<Entry>(make());  // coded outside the lock: other builders go on
+    std::lock_guard<std::mutex> lock(m_);
+    ++misses_;
+    auto [it, inserted] = entries_.emplace(key, std::move(e));  // a racing builder may have coded it too: same bytes
+    return *it->second;
 }
 
 void SnapshotBuilder::on_delivered(uint32_t tick, std::span<const uint16_t> characters) {

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +56,28 @@ struct BuilderStats {
     CodingCost delta_cost, full_cost;  // where the coded bits went (flags, angular, rotation, position)
 };
 
+// The character encodings of one tick, shared by every client's builder: a character coded
+// against the same baseline (and context) for two clients is the same bytes, coded once. Thread
+// safe; clear() (or a new tick) empties it.
+class EncodeCache {
+public:
+    struct Entry {
+        std::vector<uint8_t> framed;  // id, mode, ages, length and the coded bytes
+        size_t chunk_bytes = 0;
+        CodingCost cost;
+    };
+    // The entry for this key, coding it with `make` the first time (per tick).
+    const Entry& get(uint32_t tick, uint64_t key, const std::function<Entry()>& make);
+    uint64_t hits() const { return hits_; }
+    uint64_t misses() const { return misses_; }
+
+private:
+    std::mutex m_;
+    uint32_t tick_ = 0;
+    std::unordered_map<uint64_t, std::unique_ptr<Entry>> entries_;
+    uint64_t hits_ = 0, misses_ = 0;
+};
+
 // One client's view: what it acknowledged, what baseline each sent state used, priorities.
 class SnapshotBuilder {
 public:
@@ -62,7 +86,7 @@ public:
     // and rise in priority; `priority(id)` (default 1) scales how fast.
     std::vector<SnapshotPart> build(uint32_t tick, std::span<const CharacterSnapshot> characters,
                                     const SnapshotHistory& history, const PrecisionLookup& precision,
-                                    const std::function<float(uint16_t)>& priority = {});
+                                    const std::function<float(uint16_t)>& priority = {}, EncodeCache* cache = nullptr);
     // The client received these characters of `tick` (its packet was acknowledged).
     void on_delivered(uint32_t tick, std::span<const uint16_t> characters);
     // Forget a character (e.g. removed from the game).
