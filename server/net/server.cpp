@@ -54,6 +54,7 @@ struct Server::Session {
 Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
     : io_(io), cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed ? cfg.secret_seed : random_seed()),
       history_(256) {
+    if (cfg_.worker_threads != 0) pool_ = std::make_unique<WorkerPool>(cfg_.worker_threads);
     start_ = std::chrono::steady_clock::now();
     if (cfg_.transport) return;  // in-process: no socket
     asio::error_code ec;
@@ -331,13 +332,18 @@ void Server::publish(const TickFrame& frame) {
         }
     }
     // Quantize every character once for all clients.
-    now_.clear();
-    for (const TickFrame::CharacterPose& c : frame.characters) {
-        const auto ch = roster_.characters.find(c.id);
-        if (ch == roster_.characters.end()) continue;
-        const Roster::SkeletonEntry& sk = roster_.skeletons.at(ch->second.skeleton);
-        now_.push_back({c.id, ch->second.skeleton, quantize_character(*c.pose, sk.skeleton, sk.precision, c.epoch)});
-    }
+    std::vector<const TickFrame::CharacterPose*> known;
+    for (const TickFrame::CharacterPose& c : frame.characters)
+        if (roster_.characters.count(c.id)) known.push_back(&c);
+    now_.assign(known.size(), CharacterSnapshot{});
+    auto quantize = [&](size_t i) {
+        const TickFrame::CharacterPose& c = *known[i];
+        const uint16_t skeleton = roster_.characters.at(c.id).skeleton;
+        const Roster::SkeletonEntry& sk = roster_.skeletons.at(skeleton);
+        now_[i] = {c.id, skeleton, quantize_character(*c.pose, sk.skeleton, sk.precision, c.epoch)};
+    };
+    if (pool_) pool_->parallel_for(known.size(), quantize);
+    else for (size_t i = 0; i < known.size(); ++i) quantize(i);
     history_.add(frame.tick, now_);
     const int every = std::max(1, int(std::lround(cfg_.tick_hz / cfg_.snapshot_hz)));
     if (frame.tick % uint32_t(every) == 0) send_snapshots(frame.tick);
@@ -363,27 +369,36 @@ void Server::send_snapshots(uint32_t tick) {
         const auto it = roster_.skeletons.find(id);
         return it == roster_.skeletons.end() ? nullptr : &it->second.precision;
     };
-    for (auto& [key, s] : sessions_) {
+    // Each client's snapshot is built on its own (builders, shared history and encodings are safe
+    // to use from several threads), on every core; then sent from this thread, in order.
+    std::vector<Session*> ready;
+    for (auto& [key, s] : sessions_) ready.push_back(s.get());
+    std::vector<std::vector<SnapshotPart>> parts(ready.size());
+    auto build = [&](size_t i) {
+        Session& s = *ready[i];
         // Only characters this client can decode (their definitions acknowledged).
-        const bool all = std::all_of(now_.begin(), now_.end(), [&](const CharacterSnapshot& c) { return s->known.count(c.id) > 0; });
-        if (!all) {
-            visible_.clear();
+        const bool all = std::all_of(now_.begin(), now_.end(), [&](const CharacterSnapshot& c) { return s.known.count(c.id) > 0; });
+        std::vector<CharacterSnapshot> visible;
+        if (!all)
             for (const CharacterSnapshot& c : now_)
-                if (s->known.count(c.id)) visible_.push_back(c);
-        }
-        const std::vector<CharacterSnapshot>& mine = all ? now_ : visible_;
-        if (mine.empty()) continue;
-        const std::vector<SnapshotPart> parts = s->builder.build(tick, mine, history_, lookup, {}, cfg_.share_encodings ? &encode_cache_ : nullptr);
-        for (size_t i = 0; i < parts.size(); ++i) {
-            const SnapshotPart& part = parts[i];
-            const uint16_t seq = s->next_sequence;
-            auto& meta = s->snapshot_meta[seq % SentPacketLog::kWindow];
+                if (s.known.count(c.id)) visible.push_back(c);
+        const std::vector<CharacterSnapshot>& mine = all ? now_ : visible;
+        if (!mine.empty()) parts[i] = s.builder.build(tick, mine, history_, lookup, {}, cfg_.share_encodings ? &encode_cache_ : nullptr);
+    };
+    if (pool_) pool_->parallel_for(ready.size(), build);
+    else for (size_t i = 0; i < ready.size(); ++i) build(i);
+    for (size_t i = 0; i < ready.size(); ++i) {
+        Session& s = *ready[i];
+        for (size_t k = 0; k < parts[i].size(); ++k) {
+            const SnapshotPart& part = parts[i][k];
+            const uint16_t seq = s.next_sequence;
+            auto& meta = s.snapshot_meta[seq % SentPacketLog::kWindow];
             meta.tick = tick;
             meta.characters = part.characters;
-            const uint8_t idx = uint8_t(i), count = uint8_t(parts.size());
-            send(*s, [&part, idx, count](const PacketHeader& h) { return build_snapshot(h, part.tick, idx, count, part.data); },
+            const uint8_t idx = uint8_t(k), count = uint8_t(parts[i].size());
+            send(s, [&part, idx, count](const PacketHeader& h) { return build_snapshot(h, part.tick, idx, count, part.data); },
                  kTagSnapshot | seq);
-            ++s->snapshots_sent;
+            ++s.snapshots_sent;
         }
     }
 }

@@ -27,6 +27,7 @@
 #include "common/codec/snapshot_codec.h"
 #include "server/net/snapshot_builder.h"
 #include "common/net/protocol.h"
+#include "common/util/worker_pool.h"
 #include "server/net/cookie.h"
 
 namespace ks::net {
@@ -42,6 +43,7 @@ struct ServerConfig {
     double reliable_resend_s = 0.25;
     uint64_t secret_seed = 0;  // cookie key seed (0: from the random device)
     bool share_encodings = true;  // code a character once per distinct baseline for all clients
+    int worker_threads = -1;      // threads that build snapshots with the I/O thread; -1: one per other core, 0: none
     // In-process use (benchmarks, tests): datagrams go to this instead of a socket, none is
     // opened, and peers' datagrams come in through Server::inject.
     std::function<void(const asio::ip::udp::endpoint& to, std::span<const uint8_t> bytes)> transport;
@@ -150,7 +152,8 @@ private:
     ServerStats stats_;
     SnapshotHistory history_;
     EncodeCache encode_cache_;  // one tick's character encodings, shared by clients with the same baseline
-    std::vector<CharacterSnapshot> now_, visible_;
+    std::vector<CharacterSnapshot> now_;
+    std::unique_ptr<WorkerPool> pool_;
     uint32_t tick_ = 0;
     double tick_wall_s_ = 0;
     bool running_ = false;

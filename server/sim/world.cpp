@@ -16,10 +16,11 @@ World::World(const ClipLibrary& lib, const WorldConfig& cfg) : lib_(lib), cfg_(c
     }
 }
 
-void World::step() {
+void World::step(WorkerPool* pool) {
     ++tick_;
     const double dt = 1.0 / double(cfg_.tick_hz);
-    for (Character& c : chars_) c.step(dt, tick_);
+    if (pool) pool->parallel_for(chars_.size(), [&](size_t i) { chars_[i].step(dt, tick_); });
+    else for (Character& c : chars_) c.step(dt, tick_);
 }
 
 }  // namespace ks

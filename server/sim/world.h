@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/util/worker_pool.h"
 #include "server/sim/character.h"
 
 namespace ks {
@@ -20,8 +21,9 @@ struct WorldConfig {
 class World {
 public:
     World(const ClipLibrary& lib, const WorldConfig& cfg);
-    // Advances one tick.
-    void step();
+    // Advances one tick (characters in parallel on the pool's threads when given one: each
+    // character's controller touches only its own state).
+    void step(WorkerPool* pool = nullptr);
     uint32_t tick() const { return tick_; }
     const WorldConfig& config() const { return cfg_; }
     const ClipLibrary& library() const { return lib_; }

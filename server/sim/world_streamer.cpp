@@ -5,7 +5,7 @@
 
 namespace ks {
 
-WorldStreamer::WorldStreamer(World& world, StreamServer& server) : world_(world), server_(server) {
+WorldStreamer::WorldStreamer(World& world, StreamServer& server, int workers) : world_(world), server_(server), pool_(workers) {
     const ClipLibrary& lib = world.library();
     for (size_t s = 0; s < lib.skeletons.size(); ++s)
         if (server.add_skeleton(lib.skeleton_names[s], lib.skeletons[s], lib.metres_per_unit[s]) != s)
@@ -19,7 +19,7 @@ WorldStreamer::WorldStreamer(World& world, StreamServer& server) : world_(world)
 }
 
 uint32_t WorldStreamer::step() {
-    world_.step();
+    world_.step(&pool_);
     for (size_t c = 0; c < world_.characters().size(); ++c) {
         const Character& ch = world_.characters()[c];
         const uint16_t id = uint16_t(c);

@@ -13,13 +13,15 @@ namespace ks {
 class WorldStreamer {
 public:
     // Registers everything now (before the first tick, so a recording holds every character).
-    WorldStreamer(World& world, StreamServer& server);
+    // Characters step on `workers` extra threads (-1: one per other core).
+    WorldStreamer(World& world, StreamServer& server, int workers = -1);
     // One tick: world.step(), poses and events to the server, server.end_tick(). Returns the tick.
     uint32_t step();
 
 private:
     World& world_;
     StreamServer& server_;
+    WorkerPool pool_;
 };
 
 }  // namespace ks

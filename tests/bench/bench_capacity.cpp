@@ -23,7 +23,7 @@ using namespace ks;
 
 namespace {
 
-void run_capacity(benchmark::State& state, bool share) {
+void run_capacity(benchmark::State& state, bool share, int workers = -1) {
     const int characters = int(state.range(0)), clients = int(state.range(1));
     if (!spdlog::get("server")) spdlog::register_logger(std::make_shared<spdlog::logger>("server"));  // silent
     static const ClipLibrary lib = builtin_clip_library();
@@ -32,6 +32,7 @@ void run_capacity(benchmark::State& state, bool share) {
         wc.characters = characters;
         wc.controller.teleport_every_s = 10.0f;
         World world(lib, wc);
+        WorkerPool world_pool(workers);  // the demo's animation on every core too
         net::Roster roster;
         for (size_t s = 0; s < lib.skeletons.size(); ++s)
             roster.skeletons[uint16_t(s)] = {lib.skeleton_names[s], lib.skeletons[s], lib.metres_per_unit[s],
@@ -49,6 +50,7 @@ void run_capacity(benchmark::State& state, bool share) {
         net::ServerConfig sc;
         sc.max_clients = clients;
         sc.share_encodings = share;
+        sc.worker_threads = workers;
         sc.transport = [&](const asio::ip::udp::endpoint& to, std::span<const uint8_t> bytes) {
             to_client[to.port()].push_back({tick_now + delay(to.port() - 20000), std::vector<uint8_t>(bytes.begin(), bytes.end())});
         };
@@ -99,7 +101,7 @@ void run_capacity(benchmark::State& state, bool share) {
             tick_now = n;
             exchange(now);
             const auto t0 = std::chrono::steady_clock::now();
-            world.step();
+            world.step(workers != 0 ? &world_pool : nullptr);
             net::TickFrame f;
             f.tick = world.tick();
             for (size_t c = 0; c < world.characters().size(); ++c) {
@@ -132,6 +134,9 @@ void run_capacity(benchmark::State& state, bool share) {
 void BM_Capacity(benchmark::State& state) { run_capacity(state, true); }
 // The same without sharing encodings between clients (each client's snapshot coded on its own).
 void BM_CapacityUnshared(benchmark::State& state) { run_capacity(state, false); }
+// The same on one core (no worker thread).
+void BM_CapacityOneCore(benchmark::State& state) { run_capacity(state, true, 0); }
 
 BENCHMARK(BM_Capacity)->Name("Capacity")->Args({64, 16})->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CapacityUnshared)->Name("CapacityUnshared")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CapacityOneCore)->Name("CapacityOneCore")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
