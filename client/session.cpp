@@ -86,6 +86,11 @@ void ClientSession::update(double now_s) {
                 last_ack_ = now_s;
                 send_ack();
             }
+            if (has_viewpoint_ && (now_s - last_viewpoint_ >= cfg_.viewpoint_interval_s || length(viewpoint_ - viewpoint_sent_) > 1.0f)) {
+                last_viewpoint_ = now_s;
+                viewpoint_sent_ = viewpoint_;
+                send([&](const PacketHeader& h) { return build_viewpoint(h, viewpoint_.x, viewpoint_.y, viewpoint_.z); });
+            }
             if (now_s - last_ping_ >= cfg_.ping_interval_s) {
                 last_ping_ = now_s;
                 const uint64_t t_us = uint64_t(now_s * 1e6);

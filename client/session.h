@@ -29,6 +29,7 @@ struct ClientSessionConfig {
     double connect_resend_s = 0.25;
     double ack_interval_s = 0.05;   // an Ack message at least this often once connected
     double ping_interval_s = 0.5;
+    double viewpoint_interval_s = 0.25;
     double timeout_s = 5.0;         // no datagram from the server for this long: disconnected
     uint64_t salt = 0;              // 0: pick one from the clock
 };
@@ -57,6 +58,10 @@ public:
     // Starts (or restarts) the handshake at time now_s.
     void connect(double now_s);
     void disconnect(double now_s, const std::string& reason = "client closed");
+    // Where this client watches from (metres, world): sent to the server now and then (at most
+    // every viewpoint_interval_s, and at once when it moved more than a metre), so the nearest
+    // characters come first.
+    void set_viewpoint(vec3 metres) { viewpoint_ = metres; has_viewpoint_ = true; }
     // Feed one datagram from the server.
     void on_datagram(std::span<const uint8_t> bytes, double now_s);
     // Timers: resends, acks, pings, timeout.
@@ -116,6 +121,9 @@ private:
     uint32_t newest_tick_ = 0;
     bool any_tick_ = false;
     std::set<uint32_t> missing_ticks_;  // skipped snapshot ticks of the last few seconds
+    vec3 viewpoint_, viewpoint_sent_;
+    bool has_viewpoint_ = false;
+    double last_viewpoint_ = -1e9;
     // Time sync.
     uint32_t next_ping_id_ = 1;
     double rtt_ms_ = 0;

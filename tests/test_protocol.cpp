@@ -125,6 +125,7 @@ std::vector<Bytes> sample_packets() {
     out.push_back(build_disconnect(kHeader, "server shutting down"));
     const EventInfo ev[] = {{1, 2, wire::EventKind::Teleport, 100}, {2, 9, wire::EventKind::Reset, 101}};
     out.push_back(build_events(kHeader, 10, ev));
+    out.push_back(build_viewpoint(kHeader, 1.0f, 2.0f, -3.0f));
     return out;
 }
 
@@ -566,8 +567,8 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
     reset();
     expect_err(raw_packet(fbb, fb::Offset<wire::Snapshot>(0)), DecodeError::MissingBody, "snapshot without body");
     reset();
-    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion, wire::Message(12)),
-               DecodeError::UnknownMessage, "type 12");
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion, wire::Message(13)),
+               DecodeError::UnknownMessage, "type 13");
     reset();
     expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion, wire::Message(255)),
                DecodeError::UnknownMessage, "type 255");
@@ -913,6 +914,11 @@ struct Outcomes {
                     for (const auto* e : *v) EXPECT_LE(uint8_t(e->kind()), uint8_t(wire::EventKind::MAX));
                 }
                 break;
+            case MessageType::Viewpoint: {
+                const auto* v = p->message_as_Viewpoint();
+                for (float x : {v->x(), v->y(), v->z()}) EXPECT_LE(std::fabs(x), 1e6f);
+                break;
+            }
             case MessageType::NONE: ADD_FAILURE() << "decoded a packet without a message"; break;
         }
     }
@@ -1046,3 +1052,19 @@ TEST(Protocol, MutatedPacketsNeverCrash) {
 
 }  // namespace
 }  // namespace ks::net
+
+TEST(Protocol, ViewpointRoundTripsAndNonFiniteOrHugeValuesAreRefused) {
+    using namespace ks::net;
+    const auto ok = decode_packet(build_viewpoint({3, 2, 1}, 1.5f, -2.0f, 300.0f));
+    ASSERT_TRUE(ok);
+    ASSERT_EQ(ok->type, MessageType::Viewpoint);
+    const auto* v = ok->message<wire::Viewpoint>();
+    EXPECT_EQ(v->x(), 1.5f);
+    EXPECT_EQ(v->y(), -2.0f);
+    EXPECT_EQ(v->z(), 300.0f);
+    for (float bad : {std::nanf(""), INFINITY, 2e6f, -2e6f}) {
+        DecodeError e = DecodeError::None;
+        EXPECT_FALSE(decode_packet(build_viewpoint({0, 0, 0}, 0.0f, bad, 0.0f), &e)) << bad;
+        EXPECT_EQ(e, DecodeError::BadValue) << bad;
+    }
+}

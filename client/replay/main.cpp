@@ -58,6 +58,18 @@ int main(int argc, char** argv) {
     app.add_option("--blend-time", rc.deadblend_blend_s, "deadblend cross-fade time, s")->capture_default_str();
     app.add_option("--halflife", rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
     add_correction_options(app, rc);
+    std::string viewpoint;
+    app.add_option("--viewpoint", viewpoint,
+                   "crowd mode: the client watches from X,Y,Z (metres); priorities follow distance, and the nearest "
+                   "characters are measured apart from the rest")
+        ->check([](const std::string& v) {
+            float x, y, z;
+            char tail;
+            return std::sscanf(v.c_str(), "%f,%f,%f%c", &x, &y, &z, &tail) == 3 ? std::string() : "expected X,Y,Z in metres, got '" + v + "'";
+        });
+    app.add_option("--crowd-near", cfg.crowd_near, "crowd mode: how many nearest characters are measured apart")->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    app.add_flag("--only-near", cfg.only_near, "crowd mode: stream only the nearest characters (what they get without the crowd)");
     cli::add_version_flag(app, "kinesync-replay", KS_VERSION);
     if (const auto exit_code = cli::parse_or_exit(app, argc, argv)) return *exit_code;
 
@@ -74,6 +86,14 @@ int main(int argc, char** argv) {
         return 1;
     }
     cfg.bandwidth_bps = bandwidth_kbps * 1000.0f;
+    if (!viewpoint.empty()) {
+        vec3 v;
+        std::sscanf(viewpoint.c_str(), "%f,%f,%f", &v.x, &v.y, &v.z);  // checked by the option
+        cfg.viewpoint_m = v;
+    } else if (cfg.only_near) {
+        std::fprintf(stderr, "kinesync-replay: --only-near needs --viewpoint\n");
+        return 2;
+    }
     if (strategy != "all") {
         Strategy s;
         strategy_from_name(strategy, s);
@@ -103,8 +123,23 @@ int main(int argc, char** argv) {
         std::vector<StrategyReport> reports;
         for (const ReplayStrategyResult& s : r.strategies) reports.push_back({strategy_name(s.strategy), s.result, s.series});
         std::printf("%s", fidelity_table(hdr, reports).c_str());
-        std::printf("(clock estimate error %.1f ms mean; %llu snapshot datagrams, %llu lost)\n\n", r.clock_error_ms,
+        std::printf("(clock estimate error %.1f ms mean; %llu snapshot datagrams, %llu lost)\n", r.clock_error_ms,
                     (unsigned long long)r.snapshot_datagrams, (unsigned long long)r.datagrams_lost);
+        for (const ReplayStrategyResult& s : r.strategies) {
+            if (!s.crowd) continue;
+            if (&s == &r.strategies.front()) {
+                std::string ids;
+                for (uint16_t id : s.crowd->near) ids += (ids.empty() ? "" : " ") + std::to_string(id);
+                std::printf("crowd from %s%s: the %zu nearest (%s) | the rest; present mean / p99 cm, accel ratio, pops\n",
+                            viewpoint.c_str(), cfg.only_near ? ", nearest only" : "", s.crowd->near.size(), ids.c_str());
+            }
+            const FidelityResult& n = s.crowd->near_result;
+            const FidelityResult& o = s.crowd->rest_result;
+            std::printf("  %-14s nearest %7.2f / %7.2f  %5.2f %6lld | rest %7.2f / %7.2f  %5.2f %6lld\n", strategy_name(s.strategy),
+                        n.present_err_cm.mean, n.present_err_cm.p99, n.accel_rms_ratio, (long long)n.pops, o.present_err_cm.mean,
+                        o.present_err_cm.p99, o.accel_rms_ratio, (long long)o.pops);
+        }
+        std::printf("\n");
         std::fflush(stdout);
         json_all += fidelity_json(hdr, reports);
         if (profiles.size() > 1) json_all += pi + 1 < profiles.size() ? ",\n" : "\n]\n";

@@ -1,5 +1,7 @@
 #include "client/replay/replay.h"
 
+#include <set>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -8,6 +10,7 @@
 #include "client/render_clock.h"
 #include "common/anim/ops_fk.h"
 #include "common/codec/snapshot_codec.h"
+#include "server/net/relevance.h"
 #include "server/net/snapshot_builder.h"
 #include "common/net/protocol.h"
 
@@ -55,6 +58,11 @@ struct Scene {
     std::vector<SkeletonPrecision> precs;
     std::map<uint16_t, uint16_t> skeleton_of;
     PrecisionLookup lookup;
+    // Crowd mode: the viewpoint and the characters nearest to it.
+    std::optional<vec3> viewpoint;
+    std::set<uint16_t> near;
+    int near_count = 8;
+    bool only_near = false;
 
     explicit Scene(const RecordingReadResult& r) : rec(r), h(r.header), tick_hz(r.header.tick_hz), truth(r) {
         for (size_t s = 0; s < h.skeletons.size(); ++s) precs.push_back(plan_precision(h.skeletons[s], h.metres_per_unit[s]));
@@ -100,7 +108,7 @@ struct Client {
 struct Evaluation {
     std::vector<ReconstructConfig> variants;
     std::vector<std::map<uint16_t, std::unique_ptr<CharacterReconstructor>>> recon;
-    std::vector<FidelityAccumulator> acc;
+    std::vector<FidelityAccumulator> acc, acc_near, acc_rest;  // near/rest: crowd mode only
     double last_render_est = -1e300;
     double clock_err_sum = 0;
     uint64_t clock_err_n = 0;
@@ -108,6 +116,24 @@ struct Evaluation {
     std::vector<vec3> truth_pos, truth_delayed, shown_pos;
     std::vector<quat> truth_rot, shown_rot;
 };
+
+// The `count` characters nearest to the viewpoint by their root's mean distance over the recording.
+std::set<uint16_t> nearest_characters(const Scene& scene, vec3 viewpoint, int count) {
+    std::map<uint16_t, std::pair<double, int>> sum;  // id -> (distance sum, frames)
+    for (const RecordedFrame& f : scene.rec.frames)
+        for (const RecordedCharacter& c : f.characters) {
+            const float m = scene.h.metres_per_unit[scene.skeleton_of.at(c.id)];
+            auto& [d, n] = sum[c.id];
+            d += double(length(c.pose.pos[0] * m - viewpoint));
+            ++n;
+        }
+    std::vector<std::pair<double, uint16_t>> by_distance;
+    for (const auto& [id, dn] : sum) by_distance.push_back({dn.first / dn.second, id});
+    std::sort(by_distance.begin(), by_distance.end());
+    std::set<uint16_t> out;
+    for (size_t i = 0; i < by_distance.size() && int(i) < count; ++i) out.insert(by_distance[i].second);
+    return out;
+}
 
 BuilderConfig builder_config(const ReplayConfig& cfg, double tick_hz) {
     BuilderConfig bc;
@@ -129,6 +155,8 @@ void setup_evaluation(Evaluation& ev, const ReplayConfig& cfg, const RecordingHe
     FidelityConfig fc;
     fc.render_hz = cfg.render_hz;
     for (size_t k = 0; k < ev.variants.size(); ++k) ev.acc.emplace_back(fc);
+    if (cfg.viewpoint_m)
+        for (size_t k = 0; k < ev.variants.size(); ++k) ev.acc_near.emplace_back(fc), ev.acc_rest.emplace_back(fc);
     for (size_t k = 0; k < ev.variants.size(); ++k) {
         const ReconstructConfig& rc = ev.variants[k];
         for (const auto& c : h.characters) ev.recon[k][c.id] = std::make_unique<CharacterReconstructor>(h.skeletons[c.skeleton], rc, h.metres_per_unit[c.skeleton]);
@@ -149,6 +177,7 @@ void mark_epoch_changes(Evaluation& ev, Scene& scene) {
             const EpochMark mark{double(e.tick) / scene.tick_hz, before->pose.pos[0] * m, after->pose.pos[0] * m,
                                  e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset};
             for (auto& a : ev.acc) a.add_epoch_change(e.character, mark);
+            for (auto& a : scene.near.count(e.character) ? ev.acc_near : ev.acc_rest) a.add_epoch_change(e.character, mark);
         }
 }
 
@@ -179,12 +208,26 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
     const auto fit = scene.truth.index.find(s.next_tick);
     if (fit == scene.truth.index.end()) return;
     std::vector<CharacterSnapshot> now;
+    std::vector<vec3> roots_m;
     for (const RecordedCharacter& c : scene.rec.frames[fit->second].characters) {
+        if (scene.only_near && !scene.near.count(c.id)) continue;
         const uint16_t sk = scene.skeleton_of[c.id];
         now.push_back({c.id, sk, quantize_character(c.pose, h.skeletons[sk], scene.precs[sk], c.epoch)});
+        roots_m.push_back(c.pose.pos[0] * h.metres_per_unit[sk]);
     }
     s.history.add(s.next_tick, now);
-    const std::vector<SnapshotPart> parts = s.builder.build(s.next_tick, now, s.history, scene.lookup);
+    std::function<float(uint16_t)> relevance;
+    std::map<uint16_t, float> priority;
+    if (scene.viewpoint) {
+        RelevanceConfig rc;
+        rc.near_count = scene.near_count;
+        std::vector<bool> near(now.size());
+        for (size_t i = 0; i < now.size(); ++i) near[i] = scene.near.count(now[i].id) > 0;
+        const std::vector<float> p = relevance_priorities(roots_m, *scene.viewpoint, rc, &near);
+        for (size_t i = 0; i < now.size(); ++i) priority[now[i].id] = p[i];
+        relevance = [&priority](uint16_t id) { return priority[id]; };
+    }
+    const std::vector<SnapshotPart> parts = s.builder.build(s.next_tick, now, s.history, scene.lookup, relevance);
     for (size_t i = 0; i < parts.size(); ++i) {
         const uint16_t seq = s.seq++;
         s.sent.on_sent(seq, 1);
@@ -306,13 +349,16 @@ void render_and_measure(Evaluation& ev, Client& c, const Scene& scene, double t,
             if (td) globals(sk, m, td->pose, ev.g, ev.truth_delayed, unused);
             else ev.truth_delayed = ev.truth_pos;
             globals(sk, m, shown, ev.g, ev.shown_pos, ev.shown_rot);
-            ev.acc[k].add_frame(ch.id, {t, ev.truth_pos, ev.truth_delayed, ev.shown_pos, ev.truth_rot, ev.shown_rot, d, int(r.shown_epoch())});
+            const FidelityFrame frame{t, ev.truth_pos, ev.truth_delayed, ev.shown_pos, ev.truth_rot, ev.shown_rot, d, int(r.shown_epoch())};
+            ev.acc[k].add_frame(ch.id, frame);
+            if (!ev.acc_near.empty()) (scene.near.count(ch.id) ? ev.acc_near : ev.acc_rest)[k].add_frame(ch.id, frame);
         }
     }
 }
 
 // The totals over `seconds` of recording, and every variant's metrics.
-void collect_results(ReplayResult& out, Evaluation& ev, const Server& s, const NetLink& link, double seconds) {
+void collect_results(ReplayResult& out, Evaluation& ev, const Server& s, const NetLink& link, double seconds,
+                     const std::set<uint16_t>& near) {
     out.snapshot_datagrams = s.snapshot_datagrams;
     out.bytes_per_s = s.bytes_down / seconds;
     const BuilderStats& st = s.builder.stats();
@@ -322,7 +368,9 @@ void collect_results(ReplayResult& out, Evaluation& ev, const Server& s, const N
     for (size_t k = 0; k < ev.variants.size(); ++k) {
         ev.acc[k].add_bytes(s.bytes_down, seconds);
         ev.acc[k].add_joint_bits(double(st.joint_bits), double(st.joints));
-        out.strategies.push_back({ev.variants[k].strategy, ev.variants[k], ev.acc[k].result(), ev.acc[k].error_series(), ev.acc[k].pop_times()});
+        out.strategies.push_back({ev.variants[k].strategy, ev.variants[k], ev.acc[k].result(), ev.acc[k].error_series(), ev.acc[k].pop_times(), {}});
+        if (!ev.acc_near.empty())
+            out.strategies.back().crowd = CrowdResult{std::vector<uint16_t>(near.begin(), near.end()), ev.acc_near[k].result(), ev.acc_rest[k].result()};
     }
     if (!ev.acc.empty()) {
         out.epoch_times_s = ev.acc[0].epoch_times();
@@ -336,6 +384,12 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
     ReplayResult out;
     if (rec.frames.empty()) return out;
     Scene scene(rec);
+    if (cfg.viewpoint_m) {
+        scene.viewpoint = cfg.viewpoint_m;
+        scene.near = nearest_characters(scene, *cfg.viewpoint_m, cfg.crowd_near);
+        scene.only_near = cfg.only_near;
+        scene.near_count = cfg.crowd_near;
+    }
     NetLink link(cfg.profile, cfg.seed);
     Server server(builder_config(cfg, scene.tick_hz));
     Client client(scene.tick_hz);
@@ -358,7 +412,7 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
         render_and_measure(ev, client, scene, t, t_client, render_dt);
         if (cfg.progress && frame_index % 600 == 0) cfg.progress((t - t_begin) / std::max(1e-9, t_end - t_begin));
     }
-    collect_results(out, ev, server, link, std::max(1e-9, t_end - t_begin));
+    collect_results(out, ev, server, link, std::max(1e-9, t_end - t_begin), scene.near);
     if (cfg.progress) cfg.progress(1.0);
     return out;
 }

@@ -11,6 +11,7 @@
 // offset from the server's; it only learns server time through ping/pong, as a live client does.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,17 @@ struct ReplayConfig {
     std::vector<ReconstructConfig> variants;
     float bandwidth_bps = 256000.0f;
     std::function<void(double fraction)> progress;  // called now and then with 0..1
+    // Crowd mode: the client watches from here (metres, world); the server's priorities follow
+    // relevance (server/net/relevance.h), and the `crowd_near` characters nearest to it (by mean
+    // distance over the recording) are measured apart from the rest.
+    std::optional<vec3> viewpoint_m;
+    int crowd_near = 8;
+    bool only_near = false;  // stream only those nearest (what they get with the crowd away)
+};
+
+struct CrowdResult {
+    std::vector<uint16_t> near;   // the nearest characters' ids
+    FidelityResult near_result, rest_result;
 };
 
 struct ReplayStrategyResult {
@@ -41,6 +53,7 @@ struct ReplayStrategyResult {
     FidelityResult result;
     std::vector<std::pair<double, double>> series;  // (time s, mean present error cm)
     std::vector<double> pop_times_s;
+    std::optional<CrowdResult> crowd;  // crowd mode only
 };
 
 struct ReplayResult {

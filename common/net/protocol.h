@@ -120,6 +120,8 @@ std::vector<uint8_t> build_pong(const PacketHeader& h, uint64_t client_time_us, 
 // Throws std::invalid_argument when the reason exceeds kMaxReasonBytes.
 std::vector<uint8_t> build_disconnect(const PacketHeader& h, std::string_view reason);
 std::vector<uint8_t> build_events(const PacketHeader& h, uint32_t message_id, std::span<const EventInfo> events);
+// Where the client watches from, metres, world frame.
+std::vector<uint8_t> build_viewpoint(const PacketHeader& h, float x, float y, float z);
 
 // The largest Snapshot.data that still fits a datagram whatever the header, tick and part
 // fields (for the codec's budget).

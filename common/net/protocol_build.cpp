@@ -166,4 +166,10 @@ std::vector<uint8_t> build_events(const PacketHeader& h, uint32_t message_id, st
     return take(fbb, "build_events");
 }
 
+std::vector<uint8_t> build_viewpoint(const PacketHeader& h, float x, float y, float z) {
+    auto& fbb = builder();
+    finish(fbb, h, wire::CreateViewpoint(fbb, x, y, z));
+    return take(fbb, "build_viewpoint");
+}
+
 }  // namespace ks::net

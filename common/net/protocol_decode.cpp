@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "common/net/protocol.h"
 
 #include <cstring>
@@ -95,6 +97,12 @@ DecodeError check_message(const wire::Packet& p, size_t size) {
             if (m->events()->size() > kMaxEvents) return DecodeError::TooManyElements;
             for (const wire::Event* e : *m->events())
                 if (uint8_t(e->kind()) > uint8_t(wire::EventKind::MAX)) return DecodeError::BadValue;
+            return DecodeError::None;
+        }
+        case MessageType::Viewpoint: {
+            const auto* m = p.message_as_Viewpoint();
+            for (float v : {m->x(), m->y(), m->z()})
+                if (!(std::fabs(v) <= 1e6f)) return DecodeError::BadValue;  // NaN fails too
             return DecodeError::None;
         }
         case MessageType::NONE: break;

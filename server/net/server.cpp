@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <random>
+#include <optional>
 #include <set>
+#include <unordered_map>
 #include <stdexcept>
 #include <spdlog/spdlog.h>
 
@@ -43,6 +45,7 @@ struct Server::Session {
     };
     std::vector<Reliable> reliable;
     std::set<uint16_t> known;  // characters whose definition the client acknowledged
+    std::optional<vec3> viewpoint;  // where the client watches from (metres), once it said
     double last_heard = 0;
     double rtt_ms = 0;
     uint64_t bytes_sent = 0, snapshots_sent = 0;
@@ -275,6 +278,11 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
             send(s, [=](const PacketHeader& h) { return build_pong(h, ct, pid, st, tick); }, 0);
             break;
         }
+        case MessageType::Viewpoint: {
+            const auto* m = p.message<wire::Viewpoint>();  // finite and bounded (checked by decode_packet)
+            s.viewpoint = vec3{m->x(), m->y(), m->z()};
+            break;
+        }
         case MessageType::Disconnect:
             drop(s.id, "client disconnected");
             return;
@@ -364,6 +372,12 @@ void Server::publish(const TickFrame& frame) {
     }
 }
 
+vec3 Server::root_metres(const CharacterSnapshot& c) const {
+    const Roster::SkeletonEntry& sk = roster_.skeletons.at(c.skeleton);
+    const QJoint& root = c.state.joints[0];
+    return vec3{float(root.pos[0]), float(root.pos[1]), float(root.pos[2])} * (sk.precision.joints[0].pos_step * sk.metres_per_unit);
+}
+
 void Server::send_snapshots(uint32_t tick) {
     const PrecisionLookup lookup = [this](uint16_t id) {
         const auto it = roster_.skeletons.find(id);
@@ -383,7 +397,18 @@ void Server::send_snapshots(uint32_t tick) {
             for (const CharacterSnapshot& c : now_)
                 if (s.known.count(c.id)) visible.push_back(c);
         const std::vector<CharacterSnapshot>& mine = all ? now_ : visible;
-        if (!mine.empty()) parts[i] = s.builder.build(tick, mine, history_, lookup, {}, cfg_.share_encodings ? &encode_cache_ : nullptr);
+        if (mine.empty()) return;
+        // Relevance from the client's viewpoint: the nearest first, the far ones now and then.
+        std::function<float(uint16_t)> priority;
+        std::unordered_map<uint16_t, float> by_id;
+        if (s.viewpoint) {
+            std::vector<vec3> roots;
+            for (const CharacterSnapshot& c : mine) roots.push_back(root_metres(c));
+            const std::vector<float> p = relevance_priorities(roots, *s.viewpoint, cfg_.relevance);
+            for (size_t k = 0; k < mine.size(); ++k) by_id[mine[k].id] = p[k];
+            priority = [&by_id](uint16_t id) { return by_id[id]; };
+        }
+        parts[i] = s.builder.build(tick, mine, history_, lookup, priority, cfg_.share_encodings ? &encode_cache_ : nullptr);
     };
     if (pool_) pool_->parallel_for(ready.size(), build);
     else for (size_t i = 0; i < ready.size(); ++i) build(i);

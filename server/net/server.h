@@ -29,6 +29,7 @@
 #include "common/net/protocol.h"
 #include "common/util/worker_pool.h"
 #include "server/net/cookie.h"
+#include "server/net/relevance.h"
 
 namespace ks::net {
 
@@ -42,6 +43,7 @@ struct ServerConfig {
     double timeout_s = 5.0;
     double reliable_resend_s = 0.25;
     uint64_t secret_seed = 0;  // cookie key seed (0: from the random device)
+    RelevanceConfig relevance;    // how a client's viewpoint orders the characters it gets
     bool share_encodings = true;  // code a character once per distinct baseline for all clients
     int worker_threads = -1;      // threads that build snapshots with the I/O thread; -1: one per other core, 0: none
     // In-process use (benchmarks, tests): datagrams go to this instead of a socket, none is
@@ -128,6 +130,7 @@ private:
     void on_session_packet(Session& s, const DecodedPacket& p);
     void queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters);
     void send_snapshots(uint32_t tick);
+    vec3 root_metres(const CharacterSnapshot& c) const;
     void send_reliable(Session& s, bool force);
     void send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag);
     void send_raw(const asio::ip::udp::endpoint& to, const std::vector<uint8_t>& bytes);

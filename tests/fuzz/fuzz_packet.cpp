@@ -95,7 +95,7 @@ std::vector<std::vector<uint8_t>> seeds() {
             build_ping(h, 10, 11),
             build_pong(h, 10, 11, 12, 13),
             build_disconnect(h, "bye"),
-            build_events(h, 4, events)};
+            build_events(h, 4, events), build_viewpoint(h, 1.0f, 2.0f, 3.0f)};
 }
 
 }  // namespace
