@@ -124,6 +124,7 @@ StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_uniq
     sc.timeout_s = cfg.timeout_s;
     sc.salt = cfg.seed * 0x9E3779B97F4A7C15ull + 17;
     im.session = ClientSession(sc);
+    if (cfg.viewpoint) im.session.set_viewpoint(*cfg.viewpoint);
     if (cfg.io == IoMode::OwnThread) {
         im.thread = std::thread([&im] {
             while (!im.stopping) {
@@ -161,6 +162,11 @@ void StreamClient::disconnect() {
     im.session.disconnect(im.now());
     // Straight to the server, not through a simulated link: the goodbye is the last thing we send.
     for (auto& d : im.session.take_outgoing()) im.send_direct(d);
+}
+
+void StreamClient::set_viewpoint(vec3 metres) {
+    std::lock_guard<std::mutex> lock(impl_->m);
+    impl_->session.set_viewpoint(metres);
 }
 
 void StreamClient::poll() {
@@ -228,6 +234,8 @@ void StreamClient::Impl::take_news(double t) {
         dequantize_character(pose, *r.state, e.view.skeleton, *session.precision(e.view.skeleton_id));
         const double t_snap = double(r.tick) / session.tick_hz();
         e.recon->add_snapshot(t_snap, pose, r.state->epoch);
+        ++e.view.snapshots;
+        e.view.newest_tick = std::max(e.view.newest_tick, r.tick);
         // Clock check: estimated server time at arrival minus the snapshot's time should be the
         // one-way delay, about half the round trip.
         const double est = session.server_tick_at(t) / session.tick_hz();

@@ -49,6 +49,7 @@ struct StreamClientConfig {
     double reconnect_after_s = -1.0;   // >= 0: after a disconnect, connect again after this many seconds
     std::optional<NetProfile> simulate;  // development aid: a simulated network in both directions
     uint64_t seed = 1;                 // the simulated network's and the handshake salt's seed
+    std::optional<vec3> viewpoint;     // as set_viewpoint(), from the start
 };
 
 enum class ClientEventKind { Connected, Disconnected, CharacterAdded, CharacterRemoved, Teleport, Reset };
@@ -69,6 +70,8 @@ struct RemoteCharacter {
     Skeleton skeleton;
     float metres_per_unit = 1.0f;  // the skeleton's units
     bool ready = false;            // a snapshot has arrived: the poses below are meaningful
+    uint64_t snapshots = 0;        // snapshots of it received so far
+    uint32_t newest_tick = 0;      // server tick of the newest
     uint16_t epoch = 0;            // of the motion shown
     Pose local;                    // joint 0 in the world, the others relative to their parent
     Pose global;                   // every joint in the world (forward kinematics of local, with velocities)
@@ -100,6 +103,9 @@ public:
     void update();
     // Pumped: sends and receives what is due now (non-blocking). Does nothing with OwnThread.
     void poll();
+    // Where the player watches from (metres, world): the server sends the nearest characters in
+    // every snapshot and the far ones less often. Until it is set, every character counts alike.
+    void set_viewpoint(vec3 metres);
     // Events since the last call, oldest first.
     std::vector<ClientEvent> take_events();
 

@@ -169,6 +169,7 @@ StreamServer::StreamServer(const StreamServerConfig& cfg) : impl_(std::make_uniq
         sc.timeout_s = cfg.timeout_s;
         sc.secret_seed = cfg.secret_seed;
         sc.worker_threads = cfg.worker_threads;
+        sc.relevance = cfg.relevance;
         impl_->server = std::make_unique<net::Server>(impl_->io, sc, impl_->roster);
         port_ = impl_->server->port();
         impl_->server->start();

@@ -46,6 +46,7 @@ struct StreamServerConfig {
     double timeout_s = 5.0;      // a client silent this long is dropped
     IoMode io = IoMode::OwnThread;
     int worker_threads = -1;     // extra threads building clients' snapshots: -1 one per other core, 0 none
+    RelevanceConfig relevance;   // how a client's viewpoint orders its characters (server/net/relevance.h)
     std::string record_path;     // non-empty: record the session there (see RecordingWriter)
     std::string record_scenario; // free text stored in the recording (e.g. a command line)
     uint64_t record_seed = 0;    // stored in the recording

@@ -225,3 +225,36 @@ TEST(StreamApi, AnOfflineServerRecordsTheGamesCharactersAndEvents) {
     EXPECT_EQ(rec.frames[59].characters[0].epoch, 1u);
     EXPECT_NEAR(rec.frames[119].characters[0].pose.pos[0].x, 1000.0f + 200.0f, 1e-3f);
 }
+
+TEST(StreamApi, TheNearestCharacterComesFirstWhenTheBudgetIsTight) {
+    // 12 characters 10 m apart along x; a budget of about two characters a snapshot; the client
+    // watches from next to character 11, with a near group of one.
+    StreamServerConfig sc;
+    sc.bind = "127.0.0.1";
+    sc.port = 0;
+    sc.io = IoMode::Pumped;
+    sc.bandwidth_bps = 12000.0f;  // 50 bytes a snapshot: a few of these small characters
+    sc.relevance.near_count = 1;
+    StreamServer server(sc);
+    const uint16_t sk = server.add_skeleton("arm", arm(), 0.01f);
+    std::vector<uint16_t> ids;
+    for (int i = 0; i < 12; ++i) ids.push_back(server.add_character(sk));
+    StreamClientConfig cc;
+    cc.port = server.port();
+    cc.viewpoint = vec3{110.0f, 0.0f, 1.0f};  // metres; character i stands at x = 10 i m
+    StreamClient client(cc);
+    client.connect();
+    Loop loop{server, client};
+    loop.run(3.0, [&](double t) {
+        for (int i = 0; i < 12; ++i) server.set_pose(ids[size_t(i)], arm_pose(t, 1000.0f * float(i)));
+    });
+    ASSERT_EQ(client.characters().size(), 12u);
+    const uint64_t near = client.character(ids[11])->snapshots, far = client.character(ids[0])->snapshots;
+    const uint64_t next = client.character(ids[10])->snapshots;
+    // At 30 Hz for ~2.9 s after the handshake: the nearest nearly every snapshot; the farthest a
+    // fraction of that, less often than its neighbour 10 m nearer.
+    EXPECT_GE(near, 70u) << "near " << near << " next " << next << " far " << far;
+    EXPECT_LT(far * 4, near) << "far " << far << " near " << near;
+    EXPECT_GT(far, 0u) << "the farthest is still refreshed now and then";
+    EXPECT_LE(far, next);
+}

@@ -13,6 +13,7 @@ StreamClientConfig Bot::client_config(const BotConfig& cfg) {
     c.reconnect_after_s = cfg.reconnect_after_s;
     c.simulate = cfg.profile;
     c.seed = cfg.seed;
+    c.viewpoint = cfg.viewpoint;
     return c;
 }
 

@@ -18,6 +18,7 @@ struct BotConfig {
     uint64_t seed = 1;
     double render_hz = 60.0;
     double reconnect_after_s = 1.0;
+    std::optional<vec3> viewpoint;  // metres: reported to the server (relevance)
 };
 
 struct BotReport {

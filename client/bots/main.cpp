@@ -46,10 +46,14 @@ int main(int argc, char** argv) {
     app.add_option("--halflife", rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
     add_correction_options(app, rc);
     app.add_option("--stats-every", stats_every, "seconds between stats lines")->capture_default_str();
+    std::vector<float> viewpoint;
+    app.add_option("--viewpoint", viewpoint, "X Y Z (metres): where the bots watch from; the server sends the nearest first")
+        ->expected(3);
     cli::add_version_flag(app, "kinesync-client", KS_VERSION);
     if (const auto exit_code = cli::parse_or_exit(app, argc, argv)) return *exit_code;
 
     BotConfig bc;
+    if (viewpoint.size() == 3) bc.viewpoint = vec3{viewpoint[0], viewpoint[1], viewpoint[2]};
     const HostPort hp = parse_host_port(server);  // validated by the option's check
     bc.host = hp.host;
     bc.port = hp.port;

@@ -1,4 +1,5 @@
 // The C API's client half (and what both halves share: errors, version).
+#include <cmath>
 #include <cstring>
 #include <deque>
 
@@ -108,6 +109,16 @@ ks_result ks_client_poll(ks_client* c) {
 ks_client_state ks_client_get_state(const ks_client* c) {
     if (!c) return KS_CLIENT_IDLE;
     return ks_client_state(int(c->client.state()));
+}
+
+ks_result ks_client_set_viewpoint(ks_client* c, float x, float y, float z) {
+    return guarded([&] {
+        KS_NEED(c);
+        if (!(std::fabs(x) <= 1e6f && std::fabs(y) <= 1e6f && std::fabs(z) <= 1e6f))
+            return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_set_viewpoint: coordinates must be finite and within 1e6 m");
+        c->client.set_viewpoint(vec3{x, y, z});
+        return KS_OK;
+    });
 }
 
 int ks_client_next_event(ks_client* c, ks_event* out) {

@@ -3,7 +3,7 @@
 // viewpoint. It scales the snapshot builder's priorities (a character's share of the budget
 // follows its priority): the `near_count` nearest come first in every snapshot, as they would
 // with nobody else around; the others share what budget is left, the nearer more often (priority
-// falling with the square of the distance, relative to the nearest group's edge, never below
+// falling with the square of the distance, relative to the near group's edge, never below
 // `min_priority`, so even the farthest is refreshed now and then).
 
 #include <algorithm>
@@ -18,7 +18,8 @@ namespace ks {
 struct RelevanceConfig {
     int near_count = 8;          // characters treated as if alone with the client
     float near_priority = 1e4f;  // ahead of any far one's accumulated priority
-    float far_scale = 0.25f;     // priority of a far character at the near group's edge
+    float far_scale = 0.25f;     // priority of a far character at the near group's edge (or reference_m)
+    float reference_m = 10.0f;   // the edge is taken at least this far (a near group at the viewer's feet)
     float min_priority = 0.005f;
 };
 
@@ -43,7 +44,7 @@ inline std::vector<float> relevance_priorities(std::span<const vec3> positions_m
                           [&](size_t a, size_t b) { return d2[a] < d2[b] || (d2[a] == d2[b] && a < b); });
         for (size_t i = 0; i < k; ++i) in[order[i]] = true;
     }
-    float edge2 = 1.0f;  // squared distance of the near group's farthest member (its edge)
+    float edge2 = c.reference_m * c.reference_m;  // squared distance of the near group's edge
     for (size_t i = 0; i < d2.size(); ++i)
         if (in[i]) edge2 = std::max(edge2, d2[i]);
     std::vector<float> p(d2.size());

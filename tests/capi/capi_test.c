@@ -76,6 +76,8 @@ int main(void) {
     CHECK(ks_client_create(&cc, &client) == KS_OK, "client: %s", ks_last_error());
     if (!client) return 1;
     CHECK(ks_client_connect(client) == KS_OK, "%s", ks_last_error());
+    CHECK(ks_client_set_viewpoint(client, 0.0f, 1.7f, 0.0f) == KS_OK, "%s", ks_last_error());
+    CHECK(ks_client_set_viewpoint(client, NAN, 0.0f, 0.0f) == KS_ERROR_INVALID_ARGUMENT, "NaN viewpoint accepted");
 
     int connected = 0, added = 0, teleports = 0;
     double t = 0.0;
