@@ -125,6 +125,8 @@ int main(int argc, char** argv) {
         std::printf("%s", fidelity_table(hdr, reports).c_str());
         std::printf("(clock estimate error %.1f ms mean; %llu snapshot datagrams, %llu lost)\n", r.clock_error_ms,
                     (unsigned long long)r.snapshot_datagrams, (unsigned long long)r.datagrams_lost);
+        std::printf("(counted: %.1f payload bytes per character sent; envelope %.1f bytes per snapshot datagram)\n",
+                    r.payload_bytes_per_character, r.envelope_bytes_per_datagram);
         for (const ReplayStrategyResult& s : r.strategies) {
             if (!s.crowd) continue;
             if (&s == &r.strategies.front()) {

@@ -86,6 +86,7 @@ struct Server {
     uint32_t next_tick = 0;   // the next tick to simulate
     double bytes_down = 0;    // every datagram sent to the client, with its IP/UDP header
     uint64_t snapshot_datagrams = 0;
+    double envelope_bytes = 0;  // datagram bytes around the snapshot payloads
 
     explicit Server(const BuilderConfig& bc) : builder(bc) {}
 };
@@ -233,6 +234,7 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
         s.sent.on_sent(seq, 1);
         s.meta[seq % s.meta.size()] = {parts[i].tick, parts[i].characters};
         auto bytes = build_snapshot(s.received.header(seq), parts[i].tick, uint8_t(i), uint8_t(parts.size()), parts[i].data);
+        s.envelope_bytes += double(bytes.size() - parts[i].data.size());
         s.bytes_down += double(bytes.size() + kNetSimHeaderBytes);
         ++s.snapshot_datagrams;
         link.down.send(ts, std::move(bytes));
@@ -363,6 +365,8 @@ void collect_results(ReplayResult& out, Evaluation& ev, const Server& s, const N
     out.bytes_per_s = s.bytes_down / seconds;
     const BuilderStats& st = s.builder.stats();
     out.bits_per_joint = st.joints ? double(st.joint_bits) / double(st.joints) : 0.0;
+    out.payload_bytes_per_character = st.characters_sent ? double(st.payload_bytes) / double(st.characters_sent) : 0.0;
+    out.envelope_bytes_per_datagram = s.snapshot_datagrams ? s.envelope_bytes / double(s.snapshot_datagrams) : 0.0;
     out.clock_error_ms = ev.clock_err_n ? ev.clock_err_sum / double(ev.clock_err_n) : 0.0;
     out.datagrams_lost = link.down.stats().lost;
     for (size_t k = 0; k < ev.variants.size(); ++k) {

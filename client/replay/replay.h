@@ -63,6 +63,10 @@ struct ReplayResult {
     double bytes_per_s = 0;       // per client, UDP payload + 28 B IP/UDP per datagram
     double bits_per_joint = 0;    // coded character bits per joint per snapshot
     double clock_error_ms = 0;    // mean |estimated - true| server time at render frames
+    // Counted from the datagrams written (not the coder's estimate): snapshot payload bytes per
+    // character sent (its framing included), and the envelope (packet header and message framing
+    // around the payload, IP/UDP not included) per snapshot datagram.
+    double payload_bytes_per_character = 0, envelope_bytes_per_datagram = 0;
     uint64_t snapshot_datagrams = 0, datagrams_lost = 0;
 };
 
