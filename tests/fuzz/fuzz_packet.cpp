@@ -6,6 +6,7 @@
 // a DecodeError; ASan/UBSan abort on any out-of-bounds read or undefined behaviour. A decoded
 // packet is walked completely (every string, vector and skeleton) so any accessor the verifier
 // would let misbehave is exercised.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -64,6 +65,11 @@ void walk(const DecodedPacket& d) {
             const auto* e = p->message_as_Events()->events();
             if (e)
                 for (const wire::Event* ev : *e) g_sink = g_sink + ev->tick() + uint8_t(ev->kind());
+            break;
+        }
+        case MessageType::Viewpoint: {
+            const auto* v = p->message_as_Viewpoint();
+            if (!(std::fabs(v->x()) <= 1e6f && std::fabs(v->y()) <= 1e6f && std::fabs(v->z()) <= 1e6f)) std::abort();  // decode checked it
             break;
         }
         case MessageType::NONE: std::abort();  // decode_packet never returns it
