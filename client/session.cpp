@@ -181,11 +181,11 @@ void ClientSession::on_datagram(std::span<const uint8_t> bytes, double now_s) {
             break;
         }
         case MessageType::Snapshot: {
-            const auto* m = p->message<wire::Snapshot>();
+            const DecodedPacket::SnapshotView m = p->snapshot();
             ++stats_.snapshot_datagrams;
             std::vector<DecodedCharacter> out;
             const SnapshotError e = decoder_.decode(
-                m->tick(), std::span<const uint8_t>(m->data()->data(), m->data()->size()),
+                m.tick, m.data,
                 [this](uint16_t id) { return skeleton_of(id); },
                 [this](uint16_t s) { return precision(s); }, out);
             if (e != SnapshotError::None) {
@@ -194,24 +194,24 @@ void ClientSession::on_datagram(std::span<const uint8_t> bytes, double now_s) {
                 received_ = {};
                 break;
             }
-            for (const DecodedCharacter& d : out) received_states_.push_back({d.id, m->tick(), d.state, d.full});
+            for (const DecodedCharacter& d : out) received_states_.push_back({d.id, m.tick, d.state, d.full});
             stats_.characters_decoded += out.size();
             // Lost: snapshot ticks skipped when a newer one arrives, until they arrive after all
             // (reordering is not loss). Remembered for 256 snapshot intervals.
             const uint32_t step = uint32_t(std::max(1L, std::lround(double(tick_hz_) / double(std::max(1.0f, snapshot_hz_)))));
-            if (!any_tick_ || m->tick() > newest_tick_) {
+            if (!any_tick_ || m.tick > newest_tick_) {
                 if (any_tick_)
-                    for (uint32_t t = newest_tick_ + step; t + step / 2 < m->tick(); t += step) {
+                    for (uint32_t t = newest_tick_ + step; t + step / 2 < m.tick; t += step) {
                         missing_ticks_.insert(t);
                         ++stats_.snapshots_lost;
                     }
-                newest_tick_ = m->tick();
+                newest_tick_ = m.tick;
                 any_tick_ = true;
                 ++stats_.snapshots_received;
                 while (!missing_ticks_.empty() && newest_tick_ - *missing_ticks_.begin() > 256 * step)
                     missing_ticks_.erase(missing_ticks_.begin());
-            } else if (m->tick() < newest_tick_) {
-                const auto it = missing_ticks_.find(m->tick());
+            } else if (m.tick < newest_tick_) {
+                const auto it = missing_ticks_.find(m.tick);
                 if (it != missing_ticks_.end()) {
                     missing_ticks_.erase(it);
                     --stats_.snapshots_lost;

@@ -165,7 +165,7 @@ TEST(Protocol, EnvelopeFieldsRoundTrip) {
         const wire::PacketHeader* ph = d.packet()->header();
         ASSERT_NE(ph, nullptr);
         EXPECT_EQ(ph->protocol_id(), 0x4B53594Eu);
-        EXPECT_EQ(ph->version(), 1);
+        EXPECT_EQ(ph->version(), 2);
         EXPECT_EQ(ph->reserved(), 0);
         EXPECT_TRUE(std::equal(b.begin(), b.end(), d.bytes().begin()));
     }
@@ -213,18 +213,19 @@ TEST(Protocol, SnapshotAckPingPongDisconnectEventsRoundTrip) {
         EXPECT_LE(b.size(), kMaxDatagram);
         const DecodedPacket d = decode_ok(b);
         ASSERT_EQ(d.type, MessageType::Snapshot);
-        const auto* s = d.message<wire::Snapshot>();
-        EXPECT_EQ(s->tick(), 0xDEADBEEFu);
-        EXPECT_EQ(s->part(), n % 3);
-        EXPECT_EQ(s->part_count(), 3);
-        const size_t got = s->data() ? s->data()->size() : 0;
-        ASSERT_EQ(got, n);
-        if (n) {
-            EXPECT_TRUE(std::equal(data.begin(), data.begin() + ptrdiff_t(n), s->data()->begin()));
-        }
+        EXPECT_EQ(d.packet(), nullptr) << "a raw datagram, not a FlatBuffer";
+        const DecodedPacket::SnapshotView s = d.snapshot();
+        EXPECT_EQ(s.tick, 0xDEADBEEFu);
+        EXPECT_EQ(s.part, n % 3);
+        EXPECT_EQ(s.part_count, 3);
+        EXPECT_EQ(d.sequence, kHeader.sequence);
+        EXPECT_EQ(d.ack, kHeader.ack);
+        EXPECT_EQ(d.ack_bits, kHeader.ack_bits);
+        ASSERT_EQ(s.data.size(), n);
+        EXPECT_TRUE(std::equal(data.begin(), data.begin() + ptrdiff_t(n), s.data.begin()));
     }
     // The largest snapshot payload fits whatever the header; one byte more does not.
-    EXPECT_GE(max_snapshot_data_bytes(), kMaxDatagram - 80);
+    EXPECT_EQ(max_snapshot_data_bytes(), kMaxDatagram - kSnapshotHeaderBytes);
     const PacketHeader worst{65535, 65535, 0xFFFFFFFFu};
     std::vector<uint8_t> too_big(max_snapshot_data_bytes() + 8);
     EXPECT_THROW(build_snapshot(worst, 0xFFFFFFFFu, 254, 255, too_big), std::invalid_argument);
@@ -486,16 +487,16 @@ TEST(Protocol, ConnectRequestIsNoSmallerThanAnyUnauthenticatedReply) {
 }
 
 TEST(Protocol, PerPacketOverhead) {
-    // Overhead = datagram bytes - payload bytes the caller handed in (Snapshot.data); it includes
-    // the 16-byte header, the snapshot's own fields (6 bytes) and the FlatBuffers framing (root
-    // offset, two vtables, union type and offset, vector length). Data lengths that are not a
-    // multiple of 4 add up to 3 bytes of alignment padding.
+    // Overhead = datagram bytes - payload bytes the caller handed in: a snapshot datagram's raw
+    // 20-byte header (magic, version, sequence, ack, ack bits, tick, part, part count), whatever
+    // the payload's length.
     for (size_t n : {size_t(0), size_t(1), size_t(100), size_t(500), size_t(1000)}) {
         const std::vector<uint8_t> data(n, 0x5A);
         const size_t single = build_snapshot(kHeader, 123456, 0, 1, data).size();  // part 0 of 1: defaults omitted
         const size_t worst = build_snapshot({65535, 65535, ~0u}, ~0u, 254, 255, data).size();
-        EXPECT_LE(single, worst);
-        EXPECT_LE(worst - n, 76u + 3u);
+        EXPECT_EQ(single, worst);
+        EXPECT_EQ(worst - n, kSnapshotHeaderBytes);
+        EXPECT_LT(worst - n, 40u);
         if (n % 4) continue;
         test::record_figure("protocol overhead bytes (snapshot packet)", double(worst - n));
         if (n == 0 || n == 500) {
@@ -522,7 +523,8 @@ TEST(Protocol, PerPacketOverhead) {
     EXPECT_LE(ack1, 72u);
     EXPECT_LE(ping, 72u);
     EXPECT_LE(pong, 88u);
-    for (const Bytes& b : sample_packets()) EXPECT_GE(b.size(), kMinPacketBytes);
+    for (const Bytes& b : sample_packets())
+        EXPECT_GE(b.size(), decode_ok(b).type == MessageType::Snapshot ? kSnapshotHeaderBytes : kMinPacketBytes);
 }
 
 // ---- Rejections ----
@@ -543,6 +545,18 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
         b.resize(kMaxDatagram + 1);
         expect_err(b, DecodeError::TooLong, "long snapshot");
     }
+    {
+        const Bytes snap = build_snapshot(kHeader, 9, 0, 1, std::vector<uint8_t>(10, 1));
+        expect_err(Bytes(snap.begin(), snap.begin() + ptrdiff_t(kSnapshotHeaderBytes - 1)), DecodeError::TooShort, "short snapshot header");
+        Bytes v = snap;
+        v[4] = 3;  // version 3
+        expect_err(v, DecodeError::UnknownVersion, "snapshot version");
+        Bytes q = snap;
+        q[18] = 1;  // part 1 of 1
+        expect_err(q, DecodeError::BadValue, "snapshot part >= part count");
+        q[19] = 0;  // part count 0
+        expect_err(q, DecodeError::BadValue, "snapshot part count 0");
+    }
     expect_err(Bytes(ping.begin(), ping.end() - 4), DecodeError::VerifyFailed, "truncated");
     expect_err(Bytes(64, 0xFF), DecodeError::VerifyFailed, "garbage");
     {
@@ -558,7 +572,7 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
     reset();
     expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), 0x4B53594F), DecodeError::WrongProtocol, "protocol id");
     reset();
-    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, 2), DecodeError::UnknownVersion, "version 2");
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, 3), DecodeError::UnknownVersion, "version 3");
     reset();
     expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, 0), DecodeError::UnknownVersion, "version 0");
     reset();
@@ -604,9 +618,8 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
     reset();
     expect_err(raw_packet(fbb, wire::CreateAccept(fbb, 0, 60, 30, 0, 0)), DecodeError::BadValue, "client id 0");
     reset();
-    expect_err(raw_packet(fbb, wire::CreateSnapshot(fbb, 1, 2, 2, 0)), DecodeError::BadValue, "part >= part_count");
-    reset();
-    expect_err(raw_packet(fbb, wire::CreateSnapshot(fbb, 1, 0, 0, 0)), DecodeError::BadValue, "part_count 0");
+    // Snapshots travel as raw datagrams only: one wrapped in a FlatBuffers packet is refused.
+    expect_err(raw_packet(fbb, wire::CreateSnapshot(fbb, 1, 0, 1, 0)), DecodeError::UnknownMessage, "FlatBuffers snapshot");
     reset();
     expect_err(raw_packet(fbb, wire::CreateDisconnect(fbb, fbb.CreateString(std::string(kMaxReasonBytes + 1, 'r')))),
                DecodeError::StringTooLong, "long reason");
@@ -896,10 +909,9 @@ struct Outcomes {
                 break;
             }
             case MessageType::Snapshot: {
-                const auto* s = p->message_as_Snapshot();
-                EXPECT_LT(s->part(), s->part_count());
-                if (s->data())
-                    for (uint8_t b : *s->data()) sink = sink + b;
+                const DecodedPacket::SnapshotView s = d.snapshot();
+                EXPECT_LT(s.part, s.part_count);
+                for (uint8_t b : s.data) sink = sink + b;
                 break;
             }
             case MessageType::Ack:
@@ -1024,6 +1036,32 @@ TEST(Protocol, MutatedPacketsNeverCrash) {
     // any change of the sequence / ack fields is accepted and read back.
     for (const Bytes& src : valid) {
         const DecodedPacket d = decode_ok(src);
+        if (d.type == MessageType::Snapshot) {
+            // The raw header: another magic is not a snapshot (and not a valid FlatBuffer either),
+            // another version is unknown, sequence and ack bits read back.
+            for (size_t k = 0; k < 4; ++k)
+                for (int v = 0; v < 256; ++v) {
+                    if (uint8_t(v) == src[k]) continue;
+                    Bytes b = src;
+                    b[k] = uint8_t(v);
+                    ASSERT_NE(decode_err(b), DecodeError::None);
+                }
+            for (int v = 0; v < 65536; v += 7) {
+                if (v == kProtocolVersion) continue;
+                Bytes b = src;
+                b[4] = uint8_t(v);
+                b[5] = uint8_t(v >> 8);
+                ASSERT_EQ(decode_err(b), DecodeError::UnknownVersion);
+            }
+            Bytes b = src;
+            b[6] ^= 0x5A;   // sequence
+            b[10] ^= 0x01;  // ack_bits
+            const DecodedPacket e = decode_ok(b);
+            EXPECT_EQ(e.sequence, uint16_t(d.sequence ^ 0x5A));
+            EXPECT_EQ(e.ack_bits, d.ack_bits ^ 1u);
+            EXPECT_EQ(e.snapshot().tick, d.snapshot().tick);
+            continue;
+        }
         const size_t at = size_t(reinterpret_cast<const uint8_t*>(d.packet()->header()) - d.storage.data());
         ASSERT_LE(at + sizeof(wire::PacketHeader), src.size());
         for (size_t k = 0; k < 4; ++k)

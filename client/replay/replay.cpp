@@ -269,10 +269,10 @@ void client_on_pong(Client& c, const DecodedPacket& p, double t_client) {
 // reconstructor. Returns false when it does not decode (it is not acknowledged either).
 bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPacket& p, double arrival) {
     const RecordingHeader& h = scene.h;
-    const auto* m = p.message<wire::Snapshot>();
+    const DecodedPacket::SnapshotView m = p.snapshot();
     std::vector<DecodedCharacter> decoded;
     const SnapshotError e = c.decoder.decode(
-        m->tick(), std::span<const uint8_t>(m->data()->data(), m->data()->size()),
+        m.tick, m.data,
         [&](uint16_t id) { const auto it = scene.skeleton_of.find(id); return it == scene.skeleton_of.end() ? -1 : int(it->second); },
         scene.lookup, decoded);
     if (e != SnapshotError::None) return false;
@@ -282,12 +282,12 @@ bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPa
         Pose pose(h.skeletons[sk].size());
         dequantize_character(pose, *dc.state, h.skeletons[sk], scene.precs[sk]);
         for (size_t k = 0; k < ev.variants.size(); ++k) {
-            ev.recon[k][dc.id]->add_snapshot(double(m->tick()) / scene.tick_hz, pose, dc.state->epoch);
-            ev.acc[k].news_arrived(dc.id, double(m->tick()) / scene.tick_hz, arrival);
+            ev.recon[k][dc.id]->add_snapshot(double(m.tick) / scene.tick_hz, pose, dc.state->epoch);
+            ev.acc[k].news_arrived(dc.id, double(m.tick) / scene.tick_hz, arrival);
         }
     }
-    if (!c.any_snapshot || m->tick() > c.newest_tick) {
-        c.newest_tick = m->tick();
+    if (!c.any_snapshot || m.tick > c.newest_tick) {
+        c.newest_tick = m.tick;
         c.any_snapshot = true;
     }
     return true;

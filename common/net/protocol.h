@@ -32,6 +32,12 @@ constexpr uint16_t kProtocolVersion = uint16_t(wire::ProtocolVersion::Current);
 static_assert(kProtocolId == 0x4B53594E);
 
 constexpr size_t kMaxDatagram = 1200;  // UDP payload bytes, never exceeded
+// Snapshot datagrams are not FlatBuffers: a 20-byte raw header (little-endian: magic "KSNP",
+// version u16, sequence u16, ack u16, ack_bits u32, tick u32, part u8, part_count u8) and the
+// codec's payload. The magic cannot begin a FlatBuffers packet (its first word is a root offset
+// below kMaxDatagram). Documented in schema/protocol.fbs and schema/PROTOCOL.md.
+constexpr uint32_t kSnapshotMagic = 0x504E534B;  // bytes 'K' 'S' 'N' 'P'
+constexpr size_t kSnapshotHeaderBytes = 20;
 // No valid packet is smaller (root offset, vtable, 16-byte header, union type and body).
 constexpr size_t kMinPacketBytes = 32;
 // ConnectRequest and ChallengeResponse datagrams are at least this long: no smaller than any
@@ -123,8 +129,7 @@ std::vector<uint8_t> build_events(const PacketHeader& h, uint32_t message_id, st
 // Where the client watches from, metres, world frame.
 std::vector<uint8_t> build_viewpoint(const PacketHeader& h, float x, float y, float z);
 
-// The largest Snapshot.data that still fits a datagram whatever the header, tick and part
-// fields (for the codec's budget).
+// The largest snapshot payload a datagram holds (kMaxDatagram - kSnapshotHeaderBytes).
 size_t max_snapshot_data_bytes();
 
 // Splits skeleton definitions and character assignments into as few SkeletonDefs packets as
@@ -173,11 +178,28 @@ struct DecodedPacket {
     MessageType type = MessageType::NONE;
     size_t size = 0;  // datagram bytes
 
-    const wire::Packet* packet() const { return flatbuffers::GetRoot<wire::Packet>(storage.data()); }
-    // The message's table when it is a T, otherwise nullptr (e.g. message<wire::Snapshot>()).
+    // The FlatBuffers packet (every type but Snapshot, which is a raw datagram: see snapshot()).
+    const wire::Packet* packet() const { return type == MessageType::Snapshot ? nullptr : flatbuffers::GetRoot<wire::Packet>(storage.data()); }
+    // The message's table when it is a T, otherwise nullptr (e.g. message<wire::Ping>()).
     template <class T>
     const T* message() const {
-        return packet()->template message_as<T>();
+        const wire::Packet* p = packet();
+        return p ? p->template message_as<T>() : nullptr;
+    }
+    // A Snapshot datagram's fields and payload (pointing into this object).
+    struct SnapshotView {
+        uint32_t tick = 0;
+        uint8_t part = 0, part_count = 1;
+        std::span<const uint8_t> data;
+    };
+    SnapshotView snapshot() const {
+        SnapshotView v;
+        if (type != MessageType::Snapshot) return v;
+        v.tick = uint32_t(storage[14]) | uint32_t(storage[15]) << 8 | uint32_t(storage[16]) << 16 | uint32_t(storage[17]) << 24;
+        v.part = storage[18];
+        v.part_count = storage[19];
+        v.data = std::span<const uint8_t>(storage.data() + kSnapshotHeaderBytes, size - kSnapshotHeaderBytes);
+        return v;
     }
     std::span<const uint8_t> bytes() const { return {storage.data(), size}; }
 

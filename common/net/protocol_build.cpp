@@ -100,30 +100,26 @@ std::vector<uint8_t> build_snapshot(const PacketHeader& h, uint32_t tick, uint8_
                                     std::span<const uint8_t> data) {
     if (part_count < 1 || part >= part_count)
         throw std::invalid_argument("build_snapshot: part " + std::to_string(part) + " of " + std::to_string(part_count));
-    if (data.size() > kMaxDatagram)
+    if (data.size() > max_snapshot_data_bytes())
         throw std::invalid_argument("build_snapshot: " + std::to_string(data.size()) + " data bytes do not fit a datagram");
-    auto& fbb = builder();
-    const auto d = fbb.CreateVector(data.data(), data.size());
-    finish(fbb, h, wire::CreateSnapshot(fbb, tick, part, part_count, d));
-    return take(fbb, "build_snapshot");
+    std::vector<uint8_t> out;
+    out.reserve(kSnapshotHeaderBytes + data.size());
+    auto put = [&out](uint64_t v, int bytes) {
+        for (int i = 0; i < bytes; ++i) out.push_back(uint8_t(v >> (8 * i)));
+    };
+    put(kSnapshotMagic, 4);
+    put(kProtocolVersion, 2);
+    put(h.sequence, 2);
+    put(h.ack, 2);
+    put(h.ack_bits, 4);
+    put(tick, 4);
+    put(part, 1);
+    put(part_count, 1);
+    out.insert(out.end(), data.begin(), data.end());
+    return out;
 }
 
-size_t max_snapshot_data_bytes() {
-    static const size_t n = [] {
-        // Every field non-default (largest encoding); sizes grow with the data length.
-        const PacketHeader h{0xFFFF, 0xFFFF, 0xFFFFFFFFu};
-        size_t lo = 0, hi = kMaxDatagram;
-        while (lo < hi) {
-            const size_t mid = (lo + hi + 1) / 2;
-            auto& fbb = builder();
-            const auto d = fbb.CreateVector(zeros(), mid);
-            if (finish(fbb, h, wire::CreateSnapshot(fbb, 0xFFFFFFFFu, 254, 255, d)) <= kMaxDatagram) lo = mid;
-            else hi = mid - 1;
-        }
-        return lo;
-    }();
-    return n;
-}
+size_t max_snapshot_data_bytes() { return kMaxDatagram - kSnapshotHeaderBytes; }
 
 std::vector<uint8_t> build_ack(const PacketHeader& h, uint32_t snapshot_tick, std::span<const uint32_t> reliable_ids) {
     if (reliable_ids.size() > kMaxAckIds)

@@ -74,11 +74,7 @@ DecodeError check_message(const wire::Packet& p, size_t size) {
                     if (c->name() && c->name()->size() > kMaxNameBytes) return DecodeError::StringTooLong;
             return DecodeError::None;
         }
-        case MessageType::Snapshot: {
-            const auto* m = p.message_as_Snapshot();
-            if (m->part_count() < 1 || m->part() >= m->part_count()) return DecodeError::BadValue;
-            return DecodeError::None;
-        }
+        case MessageType::Snapshot: return DecodeError::UnknownMessage;  // snapshots are raw datagrams, never FlatBuffers
         case MessageType::Ack: {
             const auto* m = p.message_as_Ack();
             if (m->reliable_ids() && m->reliable_ids()->size() > kMaxAckIds) return DecodeError::TooManyElements;
@@ -117,8 +113,30 @@ std::optional<DecodedPacket> decode_packet(std::span<const uint8_t> bytes, Decod
         if (err) *err = e;
         return std::nullopt;
     };
-    if (bytes.size() < kMinPacketBytes) return fail(DecodeError::TooShort);
     if (bytes.size() > kMaxDatagram) return fail(DecodeError::TooLong);
+    auto le = [&bytes](size_t at, int n) {
+        uint32_t v = 0;
+        for (int i = 0; i < n; ++i) v |= uint32_t(bytes[at + size_t(i)]) << (8 * i);
+        return v;
+    };
+    if (bytes.size() >= 4 && le(0, 4) == kSnapshotMagic) {
+        // A raw snapshot datagram (see kSnapshotHeaderBytes).
+        if (bytes.size() < kSnapshotHeaderBytes) return fail(DecodeError::TooShort);
+        if (le(4, 2) != kProtocolVersion) return fail(DecodeError::UnknownVersion);
+        const uint8_t part = bytes[18], part_count = bytes[19];
+        if (part_count < 1 || part >= part_count) return fail(DecodeError::BadValue);
+        std::optional<DecodedPacket> out(std::in_place);
+        DecodedPacket& d = *out;
+        std::memcpy(d.storage.data(), bytes.data(), bytes.size());
+        d.size = bytes.size();
+        d.sequence = uint16_t(le(6, 2));
+        d.ack = uint16_t(le(8, 2));
+        d.ack_bits = le(10, 4);
+        d.type = MessageType::Snapshot;
+        if (err) *err = DecodeError::None;
+        return out;
+    }
+    if (bytes.size() < kMinPacketBytes) return fail(DecodeError::TooShort);
 
     std::optional<DecodedPacket> out(std::in_place);
     DecodedPacket& d = *out;
