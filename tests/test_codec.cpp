@@ -158,6 +158,39 @@ TEST(Codec, FullAndDeltaRoundTripExactlyIncludingEpochsAndScales) {
     }
 }
 
+TEST(Codec, LevelOfDetailCodesTheTopAndHoldsTheRestOnBothEnds) {
+    Rng rng(8);
+    Skeleton s = random_skeleton(16, rng);
+    const SkeletonPrecision prec = plan_precision(s, 1.0f);
+    for (int depth : {0, 1, 2}) {
+        for (int trial = 0; trial < 50; ++trial) {
+            Pose a = random_pose(16, rng), b = a;
+            op_integrate(b, a, 0.05f);
+            const QCharacter qa = quantize_character(a, s, prec, 1), qb = quantize_character(b, s, prec, 1);
+            CharacterBaseline cb{&qa, 0.05, nullptr, 0.0};
+            cb.hold_depth = depth;
+            std::vector<uint8_t> lod, all;
+            QCharacter coded, out;
+            encode_character(lod, qb, &cb, prec, nullptr, &coded);
+            ASSERT_TRUE(decode_character(lod, out, &cb, prec));
+            ASSERT_EQ(out, coded) << "the decoder rebuilds exactly the mix the encoder reports";
+            for (size_t j = 0; j < out.joints.size(); ++j) {
+                if (prec.joints[j].depth > depth) EXPECT_EQ(out.joints[j], qa.joints[j]) << "held joint " << j;
+                else EXPECT_EQ(out.joints[j], qb.joints[j]) << "coded joint " << j;
+            }
+            CharacterBaseline full = cb;
+            full.hold_depth = -1;
+            encode_character(all, qb, &full, prec);
+            EXPECT_LT(lod.size(), all.size()) << "holding joints costs less";
+            // A decoder told another depth does not accept it as a valid state.
+            CharacterBaseline other = cb;
+            other.hold_depth = depth + 5;
+            QCharacter wrong;
+            EXPECT_FALSE(decode_character(lod, wrong, &other, prec) && wrong == coded);
+        }
+    }
+}
+
 TEST(Codec, HostilePayloadsAreRejectedOrDecodeWithoutHarm) {
     const Clip c = builtin_clip("walk");
     const SkeletonPrecision prec = plan_precision(c.skeleton, 1.0f);

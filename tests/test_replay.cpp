@@ -139,4 +139,12 @@ TEST(Replay, CrowdModeKeepsTheNearestAsFaithfulAsAlone) {
         << "crowd " << c.near_result.present_err_cm.mean << " cm, alone " << a.near_result.present_err_cm.mean << " cm";
     EXPECT_GT(c.rest_result.present_err_cm.mean, c.near_result.present_err_cm.mean);
     EXPECT_GT(crowd.bytes_per_s, alone.bytes_per_s) << "the budget carries the others too";
+    // On a budget far short of the crowd (128 kbit/s), the level of detail (the others' hierarchy
+    // top only) refreshes them more often, and they are nearer the truth than with every joint.
+    cfg.only_near = false;
+    cfg.bandwidth_bps = 128000.0f;
+    const ReplayResult lod = run_replay(rec, cfg);
+    cfg.far_hold_depth = -1;
+    const ReplayResult every_joint = run_replay(rec, cfg);
+    EXPECT_LT(lod.strategies[0].crowd->rest_result.present_err_cm.mean, every_joint.strategies[0].crowd->rest_result.present_err_cm.mean);
 }

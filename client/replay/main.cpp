@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
     app.add_option("--crowd-near", cfg.crowd_near, "crowd mode: how many nearest characters are measured apart")->capture_default_str()
         ->check(CLI::Range(1, 4096));
     app.add_flag("--only-near", cfg.only_near, "crowd mode: stream only the nearest characters (what they get without the crowd)");
+    app.add_option("--far-depth", cfg.far_hold_depth,
+                   "crowd mode: joints deeper than this in the hierarchy are not sent for the others (-1: every joint)")
+        ->capture_default_str()->check(CLI::Range(-1, 255));
     cli::add_version_flag(app, "kinesync-replay", KS_VERSION);
     if (const auto exit_code = cli::parse_or_exit(app, argc, argv)) return *exit_code;
 

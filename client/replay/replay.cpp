@@ -62,6 +62,7 @@ struct Scene {
     std::optional<vec3> viewpoint;
     std::set<uint16_t> near;
     int near_count = 8;
+    int far_hold_depth = -1;
     bool only_near = false;
 
     explicit Scene(const RecordingReadResult& r) : rec(r), h(r.header), tick_hz(r.header.tick_hz), truth(r) {
@@ -228,7 +229,10 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
         for (size_t i = 0; i < now.size(); ++i) priority[now[i].id] = p[i];
         relevance = [&priority](uint16_t id) { return priority[id]; };
     }
-    const std::vector<SnapshotPart> parts = s.builder.build(s.next_tick, now, s.history, scene.lookup, relevance);
+    std::function<int(uint16_t)> hold;
+    if (scene.viewpoint && scene.far_hold_depth >= 0)
+        hold = [&scene](uint16_t id) { return scene.near.count(id) ? -1 : scene.far_hold_depth; };
+    const std::vector<SnapshotPart> parts = s.builder.build(s.next_tick, now, s.history, scene.lookup, relevance, nullptr, hold);
     for (size_t i = 0; i < parts.size(); ++i) {
         const uint16_t seq = s.seq++;
         s.sent.on_sent(seq, 1);
@@ -393,6 +397,7 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
         scene.near = nearest_characters(scene, *cfg.viewpoint_m, cfg.crowd_near);
         scene.only_near = cfg.only_near;
         scene.near_count = cfg.crowd_near;
+        scene.far_hold_depth = cfg.far_hold_depth;
     }
     NetLink link(cfg.profile, cfg.seed);
     Server server(builder_config(cfg, scene.tick_hz));

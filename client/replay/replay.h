@@ -40,6 +40,7 @@ struct ReplayConfig {
     std::optional<vec3> viewpoint_m;
     int crowd_near = 8;
     bool only_near = false;  // stream only those nearest (what they get with the crowd away)
+    int far_hold_depth = 1;  // level of detail of the others: joints deeper are not sent (-1: all)
 };
 
 struct CrowdResult {

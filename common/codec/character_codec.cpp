@@ -148,6 +148,10 @@ void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const Skeleto
         QJoint& q = c.joints[j];
         const QJoint& bq = base.joints[j];
         const JointPrecision& p = prec.joints[j];
+        if (b.hold_depth >= 0 && p.depth > b.hold_depth) {
+            q = bq;  // level of detail: held at the baseline on both ends, nothing coded
+            continue;
+        }
         // Flags: usually as in the baseline.
         io.set_category(CodingCost::kFlags);
         const bool flags_same = io.bit(!(q.moved == bq.moved && q.scaled == bq.scaled), kPSameFlags) == 0;
@@ -295,7 +299,7 @@ uint32_t state_check(const QCharacter& c) {
 }  // namespace
 
 void encode_character(std::vector<uint8_t>& out, const QCharacter& cur, const CharacterBaseline* base,
-                      const SkeletonPrecision& prec, CodingCost* cost) {
+                      const SkeletonPrecision& prec, CodingCost* cost, QCharacter* coded) {
     Enc enc(out, cost);
     QCharacter c = cur;  // the coding functions write back what they code (identical for the encoder)
     if (base) code_delta(enc, c, *base, prec);
@@ -303,6 +307,7 @@ void encode_character(std::vector<uint8_t>& out, const QCharacter& cur, const Ch
     enc.set_category(CodingCost::kFlags);
     enc.bypass(state_check(c), 16);
     enc.rc.finish();
+    if (coded) *coded = std::move(c);
 }
 
 bool decode_character(std::span<const uint8_t> in, QCharacter& out, const CharacterBaseline* base,

@@ -29,6 +29,10 @@ struct CharacterBaseline {
     double age_s = 0.0;                   // seconds from the baseline to the coded state
     const QCharacter* context = nullptr;  // optional: the baseline's own reference, for acceleration
     double context_age_s = 0.0;           // seconds from the context to the baseline
+    // Level of detail: joints deeper than this are not coded at all and keep the baseline's
+    // values on both ends (-1: every joint coded). The coded state is then a mix of the current
+    // top and the baseline's rest, and later deltas must use that mix as their baseline.
+    int hold_depth = -1;
 };
 
 // Where the coded bits went (ideal code lengths, in 1/256 bit; the actual bytes add the range
@@ -41,8 +45,10 @@ struct CodingCost {
 
 // Appends the coded character to `out`. With `base`, cur.epoch must equal base->state->epoch and
 // the joint counts must match (the caller sends a full state otherwise).
+// `coded` (optional) receives the state the decoder will rebuild (cur, or with a level of detail
+// the mix of cur's top and the baseline's held joints).
 void encode_character(std::vector<uint8_t>& out, const QCharacter& cur, const CharacterBaseline* base,
-                      const SkeletonPrecision& prec, CodingCost* cost = nullptr);
+                      const SkeletonPrecision& prec, CodingCost* cost = nullptr, QCharacter* coded = nullptr);
 // Decodes into `out` (sized to the skeleton). Returns false when the payload is malformed (reads
 // far past its end or yields values outside their grids).
 bool decode_character(std::span<const uint8_t> in, QCharacter& out, const CharacterBaseline* base,

@@ -30,6 +30,7 @@ SkeletonPrecision plan_precision(const Skeleton& s, float metres_per_unit, const
     for (int j = 0; j < n; ++j) {
         JointPrecision jp{};
         jp.leaf = !has_child[size_t(j)];
+        jp.depth = s.parents[size_t(j)] < 0 ? 0 : out.joints[size_t(s.parents[size_t(j)])].depth + 1;
         jp.reach_m = reach[size_t(j)];
         const float r = std::max(reach[size_t(j)], cs.min_reach_m);
         const float eps = jp.leaf ? cs.leaf_rot_error_rad : std::min(cs.rot_error_m / r, cs.leaf_rot_error_rad);

@@ -36,6 +36,7 @@ struct JointPrecision {
     float vel_step;     // file units / s
     float reach_m;
     bool leaf;
+    int depth = 0;      // 0 for a root, parent's + 1 (the level of detail holds the deeper ones)
 };
 
 struct SkeletonPrecision {

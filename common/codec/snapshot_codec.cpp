@@ -56,13 +56,15 @@ SnapshotError SnapshotDecoder::decode(uint32_t tick, std::span<const uint8_t> da
     if (count > 4096) return SnapshotError::BadFormat;
     QCharacter decoded;
     for (uint32_t i = 0; i < count; ++i) {
-        uint32_t id = 0, len = 0, base_age = 0, ctx_age = 0;
+        uint32_t id = 0, len = 0, base_age = 0, ctx_age = 0, hold = 0;
         if (!get_varint(data, pos, id) || id > 0xFFFF) return SnapshotError::Truncated;
         if (pos >= data.size()) return SnapshotError::Truncated;
         const uint8_t mode = data[pos++];
-        if (mode > 1) return SnapshotError::BadFormat;
-        if (mode == 1 && (!get_varint(data, pos, base_age) || !get_varint(data, pos, ctx_age)))
+        if (mode > 2) return SnapshotError::BadFormat;
+        if (mode >= 1 && (!get_varint(data, pos, base_age) || !get_varint(data, pos, ctx_age)))
             return SnapshotError::Truncated;
+        if (mode == 2 && !get_varint(data, pos, hold)) return SnapshotError::Truncated;
+        if (hold > 255) return SnapshotError::BadFormat;
         if (!get_varint(data, pos, len) || len > data.size() - pos) return SnapshotError::Truncated;
         const std::span<const uint8_t> bytes = data.subspan(pos, len);
         pos += len;
@@ -70,7 +72,7 @@ SnapshotError SnapshotDecoder::decode(uint32_t tick, std::span<const uint8_t> da
         const SkeletonPrecision* prec = skel < 0 ? nullptr : precision(uint16_t(skel));
         if (prec == nullptr) return SnapshotError::UnknownCharacter;
         CharacterBaseline cb;
-        if (mode == 1) {
+        if (mode >= 1) {
             if (base_age == 0 || base_age > tick) return SnapshotError::BadFormat;
             cb.state = find(uint16_t(id), tick - base_age);
             if (cb.state == nullptr) return SnapshotError::MissingBaseline;
@@ -82,7 +84,8 @@ SnapshotError SnapshotDecoder::decode(uint32_t tick, std::span<const uint8_t> da
         }
         cb.age_s = double(base_age) / tick_hz_;
         cb.context_age_s = double(ctx_age) / tick_hz_;
-        if (!decode_character(bytes, decoded, mode == 1 ? &cb : nullptr, *prec)) return SnapshotError::BadPayload;
+        cb.hold_depth = mode == 2 ? int(hold) : -1;
+        if (!decode_character(bytes, decoded, mode >= 1 ? &cb : nullptr, *prec)) return SnapshotError::BadPayload;
         auto& ring = rings_[uint16_t(id)];
         if (ring.empty()) ring.resize(capacity_);
         Entry& e = ring[tick % capacity_];

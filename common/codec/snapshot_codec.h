@@ -7,8 +7,10 @@
 // it), decodable on its own given the receiver's history:
 //   u8 format (kSnapshotFormat)
 //   varint character count
-//   per character: varint id, u8 mode (0 full, 1 delta), [delta: varint baseline age in ticks,
-//                  varint context age in ticks (0: none)], varint length, range-coded bytes.
+//   per character: varint id, u8 mode (0 full, 1 delta, 2 delta with a level of detail),
+//                  [delta: varint baseline age in ticks, varint context age in ticks (0: none)],
+//                  [mode 2: varint hold depth: deeper joints keep the baseline's values],
+//                  varint length, range-coded bytes.
 // Nothing here knows about sockets: the server and the offline replay share it.
 
 #include <cstdint>

@@ -21,7 +21,12 @@ struct RelevanceConfig {
     float far_scale = 0.25f;     // priority of a far character at the near group's edge (or reference_m)
     float reference_m = 10.0f;   // the edge is taken at least this far (a near group at the viewer's feet)
     float min_priority = 0.005f;
+    // Level of detail for the characters outside the near group: joints deeper than this are not
+    // sent (the client keeps their last values); -1 sends every joint.
+    int far_hold_depth = 1;
 };
+
+inline bool relevance_is_near(float priority, const RelevanceConfig& c = {}) { return priority >= c.near_priority; }
 
 // Priorities of characters at positions_m (metres, world) seen from viewpoint_m. The near group
 // is the `near_count` nearest, or, when `near` is given, the characters it flags (the replay holds

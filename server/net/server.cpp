@@ -408,7 +408,10 @@ void Server::send_snapshots(uint32_t tick) {
             for (size_t k = 0; k < mine.size(); ++k) by_id[mine[k].id] = p[k];
             priority = [&by_id](uint16_t id) { return by_id[id]; };
         }
-        parts[i] = s.builder.build(tick, mine, history_, lookup, priority, cfg_.share_encodings ? &encode_cache_ : nullptr);
+        std::function<int(uint16_t)> hold;
+        if (s.viewpoint && cfg_.relevance.far_hold_depth >= 0)
+            hold = [&by_id, this](uint16_t id) { return relevance_is_near(by_id[id], cfg_.relevance) ? -1 : cfg_.relevance.far_hold_depth; };
+        parts[i] = s.builder.build(tick, mine, history_, lookup, priority, cfg_.share_encodings ? &encode_cache_ : nullptr, hold);
     };
     if (pool_) pool_->parallel_for(ready.size(), build);
     else for (size_t i = 0; i < ready.size(); ++i) build(i);

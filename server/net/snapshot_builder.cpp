@@ -25,7 +25,8 @@ const QCharacter* SnapshotHistory::find(uint16_t id, uint32_t tick) const {
 
 std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const CharacterSnapshot> characters,
                                                  const SnapshotHistory& history, const PrecisionLookup& precision,
-                                                 const std::function<float(uint16_t)>& priority, EncodeCache* cache) {
+                                                 const std::function<float(uint16_t)>& priority, EncodeCache* cache,
+                                                 const std::function<int(uint16_t)>& hold_depth) {
     // Budget for this snapshot, with at most one snapshot's worth carried over.
     const double per_snapshot = cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz);
     double budget = per_snapshot + budget_carry_;
@@ -44,15 +45,30 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     std::vector<SnapshotPart> parts;
     std::vector<uint8_t> chunk;
     int skipped_in_row = 0;
+    // The previous snapshot left most characters out: the budget is far short of carrying
+    // everyone, and a far character's top is worth more than its limbs.
+    const bool pressed = left_out_ * 2 > characters.size();
+    size_t sent = 0;
     for (const CharacterSnapshot* c : order) {
         const SkeletonPrecision* prec = precision(c->skeleton);
         if (prec == nullptr || prec->joints.size() != c->state.joints.size()) continue;
         PerCharacter& pc = chars_[c->id];
+        // What this client holds for a tick: the shared history's state, or the mix it was sent
+        // with a level of detail.
+        bool client_specific = false;
+        auto client_state = [&](uint32_t t) -> const QCharacter* {
+            const Sent& s = pc.sent[t % pc.sent.size()];
+            if (s.valid && s.tick == t && s.held) {
+                client_specific = true;
+                return s.held.get();
+            }
+            return history.find(c->id, t);
+        };
         // Baseline: the newest acknowledged state still in the shared history, same epoch.
         const QCharacter* base = nullptr;
         uint32_t base_tick = 0;
         if (pc.any_acked && tick > pc.newest_acked && tick - pc.newest_acked <= cfg_.max_baseline_age_ticks) {
-            base = history.find(c->id, pc.newest_acked);
+            base = client_state(pc.newest_acked);
             base_tick = pc.newest_acked;
             if (base && (base->epoch != c->state.epoch || base->joints.size() != c->state.joints.size())) base = nullptr;
         }
@@ -63,7 +79,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             cb.age_s = double(tick - base_tick) / cfg_.tick_hz;
             const Sent& s = pc.sent[base_tick % pc.sent.size()];
             if (s.valid && s.tick == base_tick && s.ref != base_tick) {
-                const QCharacter* ctx = history.find(c->id, s.ref);
+                const QCharacter* ctx = client_state(s.ref);
                 if (ctx && ctx->epoch == base->epoch && ctx->joints.size() == base->joints.size()) {
                     cb.context = ctx;
                     cb.context_age_s = double(base_tick - s.ref) / cfg_.tick_hz;
@@ -71,16 +87,23 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
                 }
             }
         }
+        // Level of detail (far characters, with a baseline): only the hierarchy's top is coded.
+        // Only while the budget is far short: with room for most, every joint goes.
+        cb.hold_depth = base && hold_depth && pressed ? hold_depth(c->id) : -1;
+        const bool lod = cb.hold_depth >= 0;
+        std::shared_ptr<QCharacter> mixed;
         auto make = [&] {
             EncodeCache::Entry e;
             chunk.clear();
-            encode_character(chunk, c->state, base ? &cb : nullptr, *prec, &e.cost);
+            if (lod) mixed = std::make_shared<QCharacter>();
+            encode_character(chunk, c->state, base ? &cb : nullptr, *prec, &e.cost, mixed.get());
             put_varint(e.framed, c->id);
-            e.framed.push_back(base ? 1 : 0);
+            e.framed.push_back(base ? (lod ? 2 : 1) : 0);
             if (base) {
                 put_varint(e.framed, tick - base_tick);
                 put_varint(e.framed, cb.context ? base_tick - ctx_tick : 0);
             }
+            if (lod) put_varint(e.framed, uint32_t(cb.hold_depth));
             put_varint(e.framed, uint32_t(chunk.size()));
             e.framed.insert(e.framed.end(), chunk.begin(), chunk.end());
             e.chunk_bytes = chunk.size();
@@ -91,7 +114,9 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         const uint64_t key = uint64_t(c->id) << 48 | uint64_t(base ? 1 : 0) << 47 |
                              uint64_t(base ? std::min<uint32_t>(tick - base_tick, 0xFFFFFu) : 0) << 20 |
                              uint64_t(cb.context ? std::min<uint32_t>(base_tick - ctx_tick, 0xFFFFFu) : 0);
-        const EncodeCache::Entry& coded = cache ? cache->get(tick, key, make) : (own = make());
+        // Shared only when the bytes depend on nothing of this client's own (no level of detail,
+        // baseline and context from the shared history).
+        const EncodeCache::Entry& coded = cache && !lod && !client_specific ? cache->get(tick, key, make) : (own = make());
         const std::vector<uint8_t>& framed = coded.framed;
         const CodingCost& cost = coded.cost;
 
@@ -115,9 +140,10 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         budget -= double(framed.size());
 
         Sent& s = pc.sent[tick % pc.sent.size()];
-        s = {tick, base ? base_tick : tick, true, false};
+        s = {tick, base ? base_tick : tick, true, false, lod ? std::shared_ptr<const QCharacter>(mixed) : nullptr};
         pc.accumulator = 0.0f;
         ++stats_.characters_sent;
+        ++sent;
         const uint64_t bits = uint64_t(coded.chunk_bytes) * 8, joints = c->state.joints.size();
         stats_.joint_bits += bits;
         stats_.joints += joints;
@@ -142,6 +168,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         ++stats_.datagrams;
     }
     budget_carry_ = std::clamp(budget, 0.0, per_snapshot);
+    left_out_ = order.size() - sent;
     return parts;
 }
 

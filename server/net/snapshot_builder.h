@@ -83,10 +83,13 @@ class SnapshotBuilder {
 public:
     explicit SnapshotBuilder(BuilderConfig cfg = {}) : cfg_(cfg) {}
     // Builds this snapshot's datagram payloads. Characters that do not fit the budget are skipped
-    // and rise in priority; `priority(id)` (default 1) scales how fast.
+    // and rise in priority; `priority(id)` (default 1) scales how fast. `hold_depth(id)` >= 0
+    // codes that character (when it has a baseline, and only while the previous snapshot had to
+    // leave most characters out) with a level of detail: deeper joints keep what the client has.
     std::vector<SnapshotPart> build(uint32_t tick, std::span<const CharacterSnapshot> characters,
                                     const SnapshotHistory& history, const PrecisionLookup& precision,
-                                    const std::function<float(uint16_t)>& priority = {}, EncodeCache* cache = nullptr);
+                                    const std::function<float(uint16_t)>& priority = {}, EncodeCache* cache = nullptr,
+                                    const std::function<int(uint16_t)>& hold_depth = {});
     // The client received these characters of `tick` (its packet was acknowledged).
     void on_delivered(uint32_t tick, std::span<const uint16_t> characters);
     // Forget a character (e.g. removed from the game).
@@ -100,6 +103,7 @@ private:
         uint32_t ref = 0;  // baseline tick it was coded against (== tick when full)
         bool valid = false;
         bool acked = false;
+        std::shared_ptr<const QCharacter> held;  // sent with a level of detail: the mix the client holds
     };
     struct PerCharacter {
         std::vector<Sent> sent = std::vector<Sent>(256);
@@ -111,6 +115,7 @@ private:
     std::unordered_map<uint16_t, PerCharacter> chars_;
     BuilderStats stats_;
     double budget_carry_ = 0.0;
+    size_t left_out_ = 0;  // characters the previous build could not send
 };
 
 }  // namespace ks
