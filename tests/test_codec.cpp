@@ -286,7 +286,7 @@ TEST(Codec, SharedClipFiguresAt30HzWithOnePercentLoss) {
         record_figure("codec bits/joint delta (all fields), " + name, r.delta_bits_per_joint);
         record_figure("codec bits/joint delta (rotation+angular velocity+flags), " + name, r.delta_rotang_bits_per_joint);
         record_figure("codec bits/joint full, " + name, r.full_bits_per_joint);
-        record_figure("codec bytes/s per character (30 Hz, +28 B IP/UDP, +40 B envelope), " + name, r.bytes_per_s);
+        record_figure("codec bytes/s per character (30 Hz, +28 B IP/UDP, +20 B envelope), " + name, r.bytes_per_s);
         sum_rotang += r.delta_rotang_bits_per_joint;
         ++n;
     }

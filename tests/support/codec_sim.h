@@ -11,6 +11,7 @@
 #include "common/anim/ops_fk.h"
 #include "common/anim/ops_sample.h"
 #include "common/codec/snapshot_codec.h"
+#include "common/net/protocol.h"
 #include "server/net/snapshot_builder.h"
 
 namespace ks::test {
@@ -86,7 +87,7 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
         history.add(tick, now);
         for (const SnapshotPart& part : builder.build(tick, now, history, lookup)) {
             r.max_datagram = std::max(r.max_datagram, part.data.size());
-            bytes += part.data.size() + 28 + 40;  // IP/UDP header and the envelope
+            bytes += part.data.size() + 28 + net::kSnapshotHeaderBytes;  // IP/UDP header and the envelope
             if (u(rng) < link.loss) continue;
             std::vector<DecodedCharacter> out;
             const SnapshotError e = decoder.decode(tick, part.data, [](uint16_t id) { return int(id); }, lookup, out);
