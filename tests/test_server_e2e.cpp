@@ -154,3 +154,73 @@ TEST(ServerE2E, SilentClientsTimeOutAndUnauthenticatedRepliesAreSmall) {
     EXPECT_LE(reply, req.size());
     EXPECT_GE(h.stats().timeouts, 1u);
 }
+
+namespace {
+// The next datagram on `c`'s socket within `timeout_s` (empty when none).
+std::vector<uint8_t> receive_one(UdpClient& c, double timeout_s) {
+    std::array<uint8_t, 2048> buf;
+    const double end = c.now() + timeout_s;
+    while (c.now() < end) {
+        asio::ip::udp::endpoint from;
+        asio::error_code ec;
+        const size_t n = c.socket.receive_from(asio::buffer(buf), from, 0, ec);
+        if (!ec) return std::vector<uint8_t>(buf.begin(), buf.begin() + std::ptrdiff_t(n));
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return {};
+}
+
+// The next decoded packet of `type` (others skipped) within `timeout_s`.
+std::optional<net::DecodedPacket> receive_type(UdpClient& c, net::MessageType type, double timeout_s) {
+    const double end = c.now() + timeout_s;
+    while (c.now() < end) {
+        const std::vector<uint8_t> d = receive_one(c, end - c.now());
+        if (d.empty()) break;
+        if (auto p = net::decode_packet(d); p && p->type == type) return p;
+    }
+    return std::nullopt;
+}
+}  // namespace
+
+TEST(ServerE2E, ALostAcceptIsSentAgainForADuplicateChallengeResponse) {
+    ServerHarness h(small_world(), {});
+    UdpClient c(h.port());  // driven by hand: its session is not used
+    const uint64_t salt = 4242;
+    c.send_raw(net::build_connect_request({0, 0, 0}, salt));
+    const auto challenge = receive_type(c, net::MessageType::Challenge, 2.0);
+    ASSERT_TRUE(challenge);
+    net::Cookie cookie{};
+    const auto* ch = challenge->message<net::wire::Challenge>();
+    std::copy(ch->cookie()->begin(), ch->cookie()->end(), cookie.begin());
+    const std::vector<uint8_t> response = net::build_challenge_response({1, 0, 0}, salt, cookie);
+    c.send_raw(response);
+    const auto first = receive_type(c, net::MessageType::Accept, 2.0);
+    ASSERT_TRUE(first) << "accepted";
+    // As if that Accept was lost: the client sends its response again and gets the same Accept.
+    c.send_raw(response);
+    const auto again = receive_type(c, net::MessageType::Accept, 2.0);
+    ASSERT_TRUE(again) << "a duplicate ChallengeResponse gets the Accept again";
+    EXPECT_EQ(again->message<net::wire::Accept>()->client_id(), first->message<net::wire::Accept>()->client_id());
+    h.stop();
+    EXPECT_EQ(h.stats().connects, 1u) << "one session, not two";
+}
+
+TEST(ServerE2E, AConnectRequestOfAnotherVersionIsToldVersionMismatch) {
+    ServerHarness h(small_world(), {});
+    UdpClient c(h.port());
+    std::vector<uint8_t> req = net::build_connect_request({0, 0, 0}, 7);
+    const auto d = net::decode_packet(req);
+    ASSERT_TRUE(d);
+    const size_t at = size_t(reinterpret_cast<const uint8_t*>(d->packet()->header()) - d->storage.data());
+    req[at + 4] = uint8_t(net::kProtocolVersion + 1);  // the header's version field
+    c.send_raw(req);
+    const std::vector<uint8_t> reply = receive_one(c, 2.0);
+    ASSERT_FALSE(reply.empty()) << "answered";
+    EXPECT_LT(reply.size(), req.size()) << "no amplification";
+    const auto p = net::decode_packet(reply);
+    ASSERT_TRUE(p);
+    ASSERT_EQ(p->type, net::MessageType::Disconnect);
+    EXPECT_EQ(p->message<net::wire::Disconnect>()->reason()->str(), "version mismatch");
+    h.stop();
+    EXPECT_EQ(h.stats().connects, 0u);
+}

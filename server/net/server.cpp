@@ -154,6 +154,10 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
     if (!p) {
         ++stats_.malformed;
         ++stats_.malformed_by_reason[size_t(err)];
+        // A full-size datagram of another version is a ConnectRequest we cannot read: say why, in
+        // our version, in a reply much smaller than the request (no amplification).
+        if (err == DecodeError::UnknownVersion && bytes.size() == kMinConnectRequestBytes)
+            send_raw(from, build_disconnect({0, 0, 0}, "version mismatch"));
         return;
     }
     const std::string key = endpoint_text(from);
@@ -186,7 +190,13 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     }
     const auto it = sessions_.find(key);
     if (it != sessions_.end()) {
-        if (it->second->salt == r->client_salt()) return;  // a duplicate of the response we accepted
+        if (it->second->salt == r->client_salt()) {
+            // A duplicate of the response we accepted: our Accept was lost, send it again.
+            Session& s = *it->second;
+            const AcceptInfo info{s.id, uint16_t(std::lround(cfg_.tick_hz)), uint16_t(std::lround(cfg_.snapshot_hz)), tick_, server_time_us()};
+            send(s, [info](const PacketHeader& h) { return build_accept(h, info); }, 0);
+            return;
+        }
         drop(it->second->id, "reconnected");              // same address, new client instance
     }
     if (int(sessions_.size()) >= cfg_.max_clients) {
