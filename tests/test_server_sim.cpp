@@ -3,6 +3,8 @@
 // a reset), epochs and events, the clip library's leading-frame rule and its errors.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
@@ -316,5 +318,32 @@ TEST(ServerSim, BuiltinMotionsLoadByNameAsTheToolTakesThem) {
         FAIL() << "an unknown built-in motion was accepted";
     } catch (const std::exception& e) {
         EXPECT_NE(std::string(e.what()).find("fly"), std::string::npos) << e.what();
+    }
+}
+
+TEST(ServerSim, AClipOfMoreJointsThanTheWireCarriesIsRefusedAtLoadNamingTheFile) {
+    // A 1100-joint chain: the BVH loader reads it, the server's library refuses it (before, the
+    // first client's handshake threw from build_skeleton_defs and took the server down).
+    const std::string path = testing::TempDir() + "/huge-chain.bvh";
+    {
+        std::ofstream f(path);
+        f << "HIERARCHY\nROOT j0\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n";
+        for (int j = 1; j < 1100; ++j) f << "JOINT j" << j << "\n{\n  OFFSET 0 1 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n";
+        f << "End Site\n{\n  OFFSET 0 1 0\n}\n";
+        for (int j = 0; j < 1100; ++j) f << "}\n";
+        f << "MOTION\nFrames: 2\nFrame Time: 0.0333333\n";
+        for (int frame = 0; frame < 2; ++frame) {
+            f << "0 0 0 0 0 0";
+            for (int j = 1; j < 1100; ++j) f << " 0 " << frame << " 0";
+            f << "\n";
+        }
+    }
+    try {
+        load_clip_library({path});
+        FAIL() << "a 1100-joint clip was accepted";
+    } catch (const std::runtime_error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(path), std::string::npos) << what;
+        EXPECT_NE(what.find("1100 joints"), std::string::npos) << what;
     }
 }

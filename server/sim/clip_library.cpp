@@ -8,6 +8,7 @@
 #include "common/anim/builtin_motion.h"
 #include "common/anim/root_motion.h"
 #include "common/io/bvh.h"
+#include "common/net/protocol.h"
 
 namespace ks {
 
@@ -112,7 +113,13 @@ ClipLibrary load_clip_library(const std::vector<std::string>& paths, const ClipL
         }
         BvhOptions bo;
         bo.metres_per_unit = opts.metres_per_unit;
-        add_clip(lib, load_bvh(f, bo).clip, opts);  // BvhError names the file and line
+        Clip clip = load_bvh(f, bo).clip;  // BvhError names the file and line
+        // The wire carries at most kMaxJoints per skeleton: refuse here, with the file's name,
+        // rather than fail at the first client's handshake.
+        if (clip.joints() > net::kMaxJoints)
+            throw std::runtime_error(f + ": " + std::to_string(clip.joints()) + " joints, more than the " +
+                                     std::to_string(net::kMaxJoints) + " a skeleton may have on the wire");
+        add_clip(lib, std::move(clip), opts);
     }
     return lib;
 }
