@@ -170,6 +170,8 @@ StreamServer::StreamServer(const StreamServerConfig& cfg) : impl_(std::make_uniq
         sc.secret_seed = cfg.secret_seed;
         sc.worker_threads = cfg.worker_threads;
         sc.relevance = cfg.relevance;
+        sc.reliable_timeout_s = cfg.reliable_timeout_s;
+        sc.max_sessions_per_address = cfg.max_sessions_per_address;
         impl_->server = std::make_unique<net::Server>(impl_->io, sc, impl_->roster);
         port_ = impl_->server->port();
         impl_->server->start();

@@ -44,6 +44,8 @@ struct StreamServerConfig {
     float bandwidth_bps = 256000.0f;  // per-client budget, bits per second of UDP payload
     int max_clients = 32;
     double timeout_s = 5.0;      // a client silent this long is dropped
+    double reliable_timeout_s = 10.0;  // a client that leaves a reliable message unacknowledged this long is dropped
+    int max_sessions_per_address = -1; // -1: a quarter of max_clients (at least 4), no limit on loopback
     IoMode io = IoMode::OwnThread;
     int worker_threads = -1;     // extra threads building clients' snapshots: -1 one per other core, 0 none
     RelevanceConfig relevance;   // how a client's viewpoint orders its characters (server/net/relevance.h)

@@ -224,3 +224,66 @@ TEST(ServerE2E, AConnectRequestOfAnotherVersionIsToldVersionMismatch) {
     h.stop();
     EXPECT_EQ(h.stats().connects, 0u);
 }
+
+TEST(ServerE2E, AClientThatNeverAcknowledgesCostsLittleAndIsDropped) {
+    StreamServerConfig sc;
+    sc.reliable_timeout_s = 1.5;
+    ServerHarness h(small_world(), sc);
+    UdpClient c(h.port());
+    const uint64_t salt = 99;
+    c.send_raw(net::build_connect_request({0, 0, 0}, salt));
+    const auto challenge = receive_type(c, net::MessageType::Challenge, 2.0);
+    ASSERT_TRUE(challenge);
+    net::Cookie cookie{};
+    const auto* ch = challenge->message<net::wire::Challenge>();
+    std::copy(ch->cookie()->begin(), ch->cookie()->end(), cookie.begin());
+    c.send_raw(net::build_challenge_response({1, 0, 0}, salt, cookie));
+    // Alive (a ping every 100 ms) but acknowledging nothing (ack bits 0), for 3 s.
+    size_t bytes = 0;
+    std::map<std::string, size_t> by_type;
+    bool told = false;
+    uint16_t seq = 2;
+    const double end = c.now() + 3.0;
+    double next_ping = 0;
+    while (c.now() < end && !told) {
+        if (c.now() >= next_ping) {
+            c.send_raw(net::build_ping({seq++, 0, 0}, uint64_t(c.now() * 1e6), seq));
+            next_ping = c.now() + 0.1;
+        }
+        for (std::vector<uint8_t> d = receive_one(c, 0.01); !d.empty(); d = receive_one(c, 0.001)) {
+            bytes += d.size();
+            const auto p = net::decode_packet(d);
+            if (p) by_type[net::message_type_name(p->type)] += d.size();
+            if (p && p->type == net::MessageType::Disconnect) told = p->message<net::wire::Disconnect>()->reason()->str() == "not acknowledging";
+        }
+    }
+    h.stop();
+    EXPECT_TRUE(told) << "dropped with a reason";
+    EXPECT_EQ(h.stats().stalled, 1u);
+    // Definitions resent with backoff (0.25, 0.5, 1 s) and pongs: a few kB, not a stream.
+    std::string kinds;
+    for (const auto& [k, n] : by_type) kinds += k + " " + std::to_string(n) + " ";
+    EXPECT_LT(bytes, 12000u) << kinds;
+}
+
+TEST(ServerE2E, OneAddressCannotTakeMoreThanItsShareOfSlots) {
+    StreamServerConfig sc;
+    sc.max_sessions_per_address = 2;
+    ServerHarness h(small_world(), sc);
+    std::vector<std::unique_ptr<UdpClient>> clients;
+    for (int i = 0; i < 3; ++i) {
+        clients.push_back(std::make_unique<UdpClient>(h.port()));
+        clients.back()->session.connect(clients.back()->now());
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(800)) {
+        for (auto& c : clients) c->pump();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    int connected = 0;
+    for (auto& c : clients) connected += c->session.state() == ClientSession::State::Connected;
+    EXPECT_EQ(connected, 2);
+    EXPECT_EQ(h.client_count(), 2u);
+    h.stop();
+    EXPECT_GE(h.stats().refused, 1u);
+}

@@ -39,7 +39,8 @@ struct Server::Session {
     struct Reliable {
         uint32_t message_id;
         std::function<std::vector<uint8_t>(const PacketHeader&)> build;
-        double last_sent = -1e9;
+        double last_sent = -1e9, first_sent = -1;
+        int sends = 0;
         bool acked = false;
         std::vector<uint16_t> defines;  // characters this message defines
     };
@@ -204,6 +205,17 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
         send_raw(from, build_disconnect({0, 0, 0}, "server full"));
         return;
     }
+    // One address may not take every slot from many ports.
+    const int per_address = cfg_.max_sessions_per_address >= 0 ? cfg_.max_sessions_per_address
+                            : from.address().is_loopback()  ? cfg_.max_clients
+                                                             : std::max(4, cfg_.max_clients / 4);
+    int same = 0;
+    for (const auto& [k, other] : sessions_) same += other->ep.address() == from.address();
+    if (same >= per_address) {
+        ++stats_.refused;
+        send_raw(from, build_disconnect({0, 0, 0}, "too many from your address"));
+        return;
+    }
     auto s = std::make_unique<Session>();
     s->ep = from;
     s->key = key;
@@ -250,7 +262,7 @@ void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, 
         for (const CharacterInfoInput& c : plan.characters) defines.push_back(c.character_id);
         // The plan's names and skeletons point into the roster, which outlives every message.
         s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan.defs, plan.characters); },
-                              -1e9, false, std::move(defines)});
+                              -1e9, -1, 0, false, std::move(defines)});
     }
 }
 
@@ -313,8 +325,13 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
 void Server::send_reliable(Session& s, bool force) {
     const double t = now_s();
     for (auto& r : s.reliable) {
-        if (r.acked || (!force && t - r.last_sent < cfg_.reliable_resend_s)) continue;
+        // Each resend waits twice as long as the one before (0.25, 0.5, 1, 2 s at most): a client
+        // that stops acknowledging costs less and less, and is dropped (see publish) soon.
+        const double wait = std::min(cfg_.reliable_resend_s * double(1u << std::min(r.sends, 3)), 2.0);
+        if (r.acked || (!force && t - r.last_sent < wait)) continue;
         r.last_sent = t;
+        if (r.first_sent < 0) r.first_sent = t;
+        ++r.sends;
         send(s, r.build, kTagReliable | r.message_id);
     }
 }
@@ -346,7 +363,7 @@ void Server::publish(const TickFrame& frame) {
             std::vector<EventInfo> batch(events.begin() + std::ptrdiff_t(i),
                                          events.begin() + std::ptrdiff_t(std::min(events.size(), i + kMaxEvents)));
             const uint32_t mid = next_message_id_++;
-            s->reliable.push_back({mid, [batch, mid](const PacketHeader& h) { return build_events(h, mid, batch); }, -1e9, false, {}});
+            s->reliable.push_back({mid, [batch, mid](const PacketHeader& h) { return build_events(h, mid, batch); }, -1e9, -1, 0, false, {}});
         }
     }
     // Quantize every character once for all clients.
@@ -366,7 +383,7 @@ void Server::publish(const TickFrame& frame) {
     const int every = std::max(1, int(std::lround(cfg_.tick_hz / cfg_.snapshot_hz)));
     if (frame.tick % uint32_t(every) == 0) send_snapshots(frame.tick);
     const double t = now_s();
-    std::vector<uint32_t> timed_out;
+    std::vector<uint32_t> timed_out, drop_later;
     for (auto& [key, s] : sessions_) {
         send_reliable(*s, false);
         if (t - s->bytes_window_start >= 1.0) {
@@ -375,10 +392,23 @@ void Server::publish(const TickFrame& frame) {
             s->bytes_window_start = t;
         }
         if (t - s->last_heard > cfg_.timeout_s) timed_out.push_back(s->id);
+        // Alive but not acknowledging (or far behind): a reliable message unacknowledged for
+        // reliable_timeout_s, or more queued than max_reliable_queue, ends the session.
+        const bool stale = !s->reliable.empty() && s->reliable.front().first_sent >= 0 &&
+                           t - s->reliable.front().first_sent > cfg_.reliable_timeout_s;
+        if ((stale || s->reliable.size() > cfg_.max_reliable_queue) && !(t - s->last_heard > cfg_.timeout_s)) {
+            ++stats_.stalled;
+            drop_later.push_back(s->id);
+        }
     }
     for (uint32_t id : timed_out) {
         ++stats_.timeouts;
         drop(id, "timed out");
+    }
+    for (uint32_t id : drop_later) {
+        for (auto& [key, s] : sessions_)
+            if (s->id == id) send(*s, [](const PacketHeader& h) { return build_disconnect(h, "not acknowledging"); }, 0);
+        drop(id, "not acknowledging reliable messages");
     }
 }
 

@@ -41,7 +41,12 @@ struct ServerConfig {
     float snapshot_hz = 30.0f;
     float bandwidth_bps = 256000.0f;
     double timeout_s = 5.0;
-    double reliable_resend_s = 0.25;
+    double reliable_resend_s = 0.25;   // first resend; each next waits twice as long (2 s at most)
+    double reliable_timeout_s = 10.0;  // a reliable message unacknowledged this long drops the client
+    size_t max_reliable_queue = 256;   // more reliable messages waiting than this drops the client
+    // Sessions one IP address may hold; -1: a quarter of max_clients (at least 4), and no limit
+    // for loopback (test bots).
+    int max_sessions_per_address = -1;
     uint64_t secret_seed = 0;  // cookie key seed (0: from the random device)
     RelevanceConfig relevance;    // how a client's viewpoint orders the characters it gets
     bool share_encodings = true;  // code a character once per distinct baseline for all clients
@@ -59,6 +64,7 @@ struct ServerStats {
     uint64_t unexpected = 0;  // well formed but not acceptable from that peer in its state
     uint64_t refused = 0;     // bad cookies, server full
     uint64_t connects = 0, disconnects = 0, timeouts = 0;
+    uint64_t stalled = 0;     // dropped for not acknowledging reliable messages
     uint64_t ticks = 0;
 };
 
