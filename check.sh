@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The one command: set up (Debian packages), build, and run the whole test suite, then the same
-# suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# suite again under AddressSanitizer + UndefinedBehaviorSanitizer, then two fuzz targets briefly.
 #   ./check.sh            everything
 #   ./check.sh --no-setup skip the apt-get step (packages already installed)
-#   ./check.sh --fast     skip the sanitizer build
+#   ./check.sh --fast     skip the sanitizer build and the fuzzing
 # Real-clip tests read ../shared/mocap (or $KS_MOCAP_DIR) and skip with a message when absent.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -32,5 +32,18 @@ if [ "$sanitize" = 1 ]; then
   echo "== tests under sanitizers =="
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs"
+fi
+if [ "$sanitize" = 1 ]; then
+  # libFuzzer (clang) for a bounded time: the datagram decoder, and the server's whole datagram
+  # handling (sessions, cookies, acks, reliable messages, snapshots) from scripted peers.
+  echo "== fuzzing (clang + libFuzzer, 15 s per target) =="
+  mkdir -p build-fuzz
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKS_FUZZ=ON -DKS_BUILD_TOOLS=OFF -DKS_BUILD_TESTS=OFF \
+    -DKS_BUILD_BENCH=OFF -DKS_CODEC_CHECK=OFF > build-fuzz/configure.log
+  cmake --build build-fuzz -j "$jobs" --target kinesync-fuzz-packet kinesync-fuzz-server
+  mkdir -p build-fuzz/corpus-packet build-fuzz/corpus-server
+  ./build-fuzz/kinesync-fuzz-packet -ks_write_seeds=build-fuzz/corpus-packet > /dev/null
+  ./build-fuzz/kinesync-fuzz-packet -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-packet 2>&1 | tail -1
+  ./build-fuzz/kinesync-fuzz-server -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-server 2>&1 | tail -1
 fi
 echo "== all checks passed =="

@@ -56,7 +56,7 @@ struct Server::Session {
 };
 
 Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
-    : io_(io), cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed ? cfg.secret_seed : random_seed()),
+    : cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed ? cfg.secret_seed : random_seed()),
       history_(256) {
     if (cfg_.worker_threads != 0) pool_ = std::make_unique<WorkerPool>(cfg_.worker_threads);
     start_ = std::chrono::steady_clock::now();

@@ -146,7 +146,6 @@ private:
     // for at most one tick after it (ticks are the game's, and may come late).
     uint64_t server_time_us() const;
 
-    asio::io_context& io_;
     ServerConfig cfg_;
     const Roster& roster_;
     asio::ip::udp::socket socket_;

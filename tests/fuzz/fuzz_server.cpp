@@ -1,0 +1,93 @@
+// libFuzzer target for the server's whole datagram handling (built with -DKS_FUZZ=ON and clang):
+//   ./kinesync-fuzz-server -max_total_time=20
+// Each input is a script for a fresh net::Server (in-process transport, no socket) streaming two
+// characters: records of [u8 op][u16 length][bytes]. op & 0x80: a real handshake from peer
+// (op & 3) (ConnectRequest, the server's Challenge echoed back), so later records reach a live
+// session; otherwise the bytes are a datagram from peer (op & 3), and every fourth record the
+// server publishes a tick (snapshots, resends, timeouts). Any crash, sanitizer report or exception
+// escaping the server is a finding; so is a reply to an unauthenticated peer larger than what it sent.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <span>
+#include <spdlog/spdlog.h>
+#include <vector>
+
+#include "common/codec/precision.h"
+#include "server/net/server.h"
+
+namespace {
+
+using namespace ks;
+
+struct Peer {
+    asio::ip::udp::endpoint ep;
+    uint64_t salt;
+};
+
+ks::Skeleton arm() {
+    ks::Skeleton s;
+    s.names = {"root", "a", "b"};
+    s.parents = {-1, 0, 1};
+    s.offsets = {{0, 0, 0}, {0, 1, 0}, {0, 1, 0}};
+    return s;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (!spdlog::get("server")) spdlog::register_logger(std::make_shared<spdlog::logger>("server"));  // silent
+    net::Roster roster;
+    roster.skeletons[0] = {"arm", arm(), 0.01f, plan_precision(arm(), 0.01f)};
+    roster.characters[0] = {0, "a"};
+    roster.characters[1] = {0, "b"};
+    std::vector<std::pair<asio::ip::udp::endpoint, std::vector<uint8_t>>> out;
+    net::ServerConfig sc;
+    sc.secret_seed = 1;
+    sc.worker_threads = 0;
+    sc.transport = [&out](const asio::ip::udp::endpoint& to, std::span<const uint8_t> b) { out.push_back({to, {b.begin(), b.end()}}); };
+    asio::io_context io;
+    net::Server server(io, sc, roster);
+    Peer peers[4];
+    for (int i = 0; i < 4; ++i) peers[i] = {{asio::ip::make_address("10.0.0.1"), uint16_t(5000 + i)}, uint64_t(i + 1)};
+    Pose pose(3);
+    uint32_t tick = 0;
+    size_t pos = 0, records = 0;
+    while (pos + 3 <= size) {
+        const uint8_t op = data[pos];
+        const size_t len = std::min<size_t>(size - pos - 3, size_t(data[pos + 1]) | size_t(data[pos + 2]) << 8);
+        const std::span<const uint8_t> bytes(data + pos + 3, len);
+        pos += 3 + len;
+        Peer& p = peers[op & 3];
+        out.clear();
+        if (op & 0x80) {
+            server.inject(p.ep, net::build_connect_request({0, 0, 0}, p.salt));
+            for (const auto& [to, d] : out) {
+                const auto c = net::decode_packet(d);
+                if (!c || c->type != net::MessageType::Challenge) continue;
+                net::Cookie cookie{};
+                const auto* m = c->message<net::wire::Challenge>();
+                std::copy(m->cookie()->begin(), m->cookie()->end(), cookie.begin());
+                server.inject(p.ep, net::build_challenge_response({1, 0, 0}, p.salt, cookie));
+                break;
+            }
+        } else {
+            server.inject(p.ep, bytes);
+            // Nothing an unauthenticated peer sends may get it more bytes back than it sent.
+            bool has_session = false;
+            for (const auto& c : server.clients()) has_session = has_session || c.endpoint == p.ep.address().to_string() + ":" + std::to_string(p.ep.port());
+            if (!has_session)
+                for (const auto& [to, d] : out)
+                    if (d.size() > bytes.size()) std::abort();
+        }
+        if (++records % 4 == 0) {
+            pose.pos[0] = {float(tick), 0, 0};
+            net::TickFrame f;
+            f.tick = ++tick;
+            f.characters = {{0, 0, &pose}, {1, 0, &pose}};
+            server.publish(f);
+        }
+    }
+    return 0;
+}
