@@ -180,20 +180,26 @@ std::optional<net::DecodedPacket> receive_type(UdpClient& c, net::MessageType ty
     }
     return std::nullopt;
 }
+// A handshake driven by hand: ConnectRequest, the server's Challenge echoed back. Returns the
+// ChallengeResponse sent (empty when no Challenge came).
+std::vector<uint8_t> handshake_by_hand(UdpClient& c, uint64_t salt) {
+    c.send_raw(net::build_connect_request({0, 0, 0}, salt));
+    const auto challenge = receive_type(c, net::MessageType::Challenge, 2.0);
+    if (!challenge) return {};
+    net::Cookie cookie{};
+    const auto* ch = challenge->message<net::wire::Challenge>();
+    std::copy(ch->cookie()->begin(), ch->cookie()->end(), cookie.begin());
+    std::vector<uint8_t> response = net::build_challenge_response({1, 0, 0}, salt, cookie);
+    c.send_raw(response);
+    return response;
+}
 }  // namespace
 
 TEST(ServerE2E, ALostAcceptIsSentAgainForADuplicateChallengeResponse) {
     ServerHarness h(small_world(), {});
     UdpClient c(h.port());  // driven by hand: its session is not used
-    const uint64_t salt = 4242;
-    c.send_raw(net::build_connect_request({0, 0, 0}, salt));
-    const auto challenge = receive_type(c, net::MessageType::Challenge, 2.0);
-    ASSERT_TRUE(challenge);
-    net::Cookie cookie{};
-    const auto* ch = challenge->message<net::wire::Challenge>();
-    std::copy(ch->cookie()->begin(), ch->cookie()->end(), cookie.begin());
-    const std::vector<uint8_t> response = net::build_challenge_response({1, 0, 0}, salt, cookie);
-    c.send_raw(response);
+    const std::vector<uint8_t> response = handshake_by_hand(c, 4242);
+    ASSERT_FALSE(response.empty()) << "challenged";
     const auto first = receive_type(c, net::MessageType::Accept, 2.0);
     ASSERT_TRUE(first) << "accepted";
     // As if that Accept was lost: the client sends its response again and gets the same Accept.
@@ -230,14 +236,7 @@ TEST(ServerE2E, AClientThatNeverAcknowledgesCostsLittleAndIsDropped) {
     sc.reliable_timeout_s = 1.5;
     ServerHarness h(small_world(), sc);
     UdpClient c(h.port());
-    const uint64_t salt = 99;
-    c.send_raw(net::build_connect_request({0, 0, 0}, salt));
-    const auto challenge = receive_type(c, net::MessageType::Challenge, 2.0);
-    ASSERT_TRUE(challenge);
-    net::Cookie cookie{};
-    const auto* ch = challenge->message<net::wire::Challenge>();
-    std::copy(ch->cookie()->begin(), ch->cookie()->end(), cookie.begin());
-    c.send_raw(net::build_challenge_response({1, 0, 0}, salt, cookie));
+    ASSERT_FALSE(handshake_by_hand(c, 99).empty()) << "challenged";
     // Alive (a ping every 100 ms) but acknowledging nothing (ack bits 0), for 3 s.
     size_t bytes = 0;
     std::map<std::string, size_t> by_type;
