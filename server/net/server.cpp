@@ -428,6 +428,10 @@ void Server::send_snapshots(uint32_t tick) {
     std::vector<Session*> ready;
     for (auto& [key, s] : sessions_) ready.push_back(s.get());
     std::vector<std::vector<SnapshotPart>> parts(ready.size());
+    // Every character's root in metres, once per tick for all clients that sent a viewpoint.
+    std::unordered_map<uint16_t, vec3> roots_m;
+    if (std::any_of(ready.begin(), ready.end(), [](const Session* s) { return s->viewpoint.has_value(); }))
+        for (const CharacterSnapshot& c : now_) roots_m[c.id] = root_metres(c);
     auto build = [&](size_t i) {
         Session& s = *ready[i];
         // Only characters this client can decode (their definitions acknowledged).
@@ -443,7 +447,7 @@ void Server::send_snapshots(uint32_t tick) {
         std::unordered_map<uint16_t, float> by_id;
         if (s.viewpoint) {
             std::vector<vec3> roots;
-            for (const CharacterSnapshot& c : mine) roots.push_back(root_metres(c));
+            for (const CharacterSnapshot& c : mine) roots.push_back(roots_m.at(c.id));
             const std::vector<float> p = relevance_priorities(roots, *s.viewpoint, cfg_.relevance);
             for (size_t k = 0; k < mine.size(); ++k) by_id[mine[k].id] = p[k];
             priority = [&by_id](uint16_t id) { return by_id[id]; };
