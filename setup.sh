@@ -10,4 +10,4 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config clang \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libasio-dev flatbuffers-compiler libflatbuffers-dev \
-  libspdlog-dev libfmt-dev libcli11-dev libzstd-dev
+  libspdlog-dev libfmt-dev libcli11-dev libzstd-dev libsodium-dev

@@ -43,17 +43,39 @@ void ClientSession::connect(double now_s) {
     any_tick_ = false;
     missing_ticks_.clear();
     clock_valid_ = false;
+    reason_.clear();
+    sealer_.reset();
+    opener_.reset();
+    if (token_) {
+        if (token_->expire_s <= unix_now_s()) {
+            reason_ = "connect token expired";
+            state_ = State::Disconnected;
+            return;
+        }
+        sealer_.emplace(token_->client_to_server);
+        opener_.emplace(token_->server_to_client);
+    }
     update(now_s);
 }
 
-void ClientSession::disconnect(double, const std::string& reason) {
-    if (state_ == State::Connected || state_ == State::Challenged)
-        send([&](const PacketHeader& h) { return build_disconnect(h, reason.substr(0, kMaxReasonBytes)); });
-    state_ = State::Disconnected;
+bool ClientSession::set_connect_token(std::span<const uint8_t> token, std::string* error) {
+    std::optional<ConnectToken> t = parse_connect_token(token, error);
+    if (!t) return false;
+    token_ = std::move(t);
+    return true;
 }
 
-void ClientSession::send(const std::function<std::vector<uint8_t>(const PacketHeader&)>& build) {
+void ClientSession::disconnect(double, const std::string& reason) {
+    // With a token, only an established session can be told goodbye (sealed).
+    if (state_ == State::Connected || (state_ == State::Challenged && !token_))
+        send([&](const PacketHeader& h) { return build_disconnect(h, reason.substr(0, kMaxReasonBytes)); });
+    state_ = State::Disconnected;
+    reason_ = reason;
+}
+
+void ClientSession::send(const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, bool handshake) {
     std::vector<uint8_t> bytes = build(received_.header(next_sequence_++));
+    if (sealer_ && !handshake) bytes = sealer_->seal(bytes);
     ++stats_.datagrams_out;
     stats_.bytes_out += bytes.size();
     outgoing_.push_back(std::move(bytes));
@@ -72,13 +94,18 @@ void ClientSession::update(double now_s) {
         case State::Connecting:
             if (now_s - last_connect_send_ >= cfg_.connect_resend_s) {
                 last_connect_send_ = now_s;
-                send([&](const PacketHeader& h) { return build_connect_request(h, salt_); });
+                TokenField tf;
+                if (token_) tf = {token_->expire_s, token_->private_token};
+                send([&](const PacketHeader& h) { return build_connect_request(h, salt_, token_ ? &tf : nullptr); }, true);
             }
             break;
         case State::Challenged:
             if (now_s - last_connect_send_ >= cfg_.connect_resend_s) {
                 last_connect_send_ = now_s;
-                send([&](const PacketHeader& h) { return build_challenge_response(h, salt_, cookie_); });
+                TokenField tf;
+                if (token_) tf = {token_->expire_s, token_->private_token};
+                send([&](const PacketHeader& h) { return build_challenge_response(h, salt_, cookie_, token_ ? &tf : nullptr); },
+                     true);
             }
             break;
         case State::Connected:
@@ -102,25 +129,75 @@ void ClientSession::update(double now_s) {
             break;
     }
     if ((state_ == State::Connected || state_ == State::Challenged || state_ == State::Connecting) &&
-        now_s - last_heard_ > cfg_.timeout_s)
+        now_s - last_heard_ > cfg_.timeout_s) {
+        if (reason_.empty()) reason_ = state_ == State::Connected ? "timed out" : "no answer from the server";
+        else if (state_ != State::Connected) reason_ = "no answer from the server (it said: " + reason_ + ")";
         state_ = State::Disconnected;
+    }
 }
 
 void ClientSession::on_datagram(std::span<const uint8_t> bytes, double now_s) {
     ++stats_.datagrams_in;
     stats_.bytes_in += bytes.size();
     DecodeError err;
+    if (opener_ && looks_sealed(bytes) && (state_ == State::Challenged || state_ == State::Connected)) {
+        switch (opener_->open(bytes, opened_)) {
+            case PacketOpener::Result::Ok: break;
+            case PacketOpener::Result::Replayed: ++stats_.replayed; return;
+            default: ++stats_.forged; return;
+        }
+        const std::optional<DecodedPacket> p = decode_packet(opened_, &err);
+        if (!p) {
+            ++stats_.malformed;
+            return;
+        }
+        on_packet(*p, now_s, true);
+        return;
+    }
     const std::optional<DecodedPacket> p = decode_packet(bytes, &err);
     if (!p) {
         ++stats_.malformed;
         return;
+    }
+    on_packet(*p, now_s, false);
+}
+
+void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed) {
+    const DecodedPacket* p = &pk;
+    if (token_ && !sealed) {
+        // Only the Challenge comes in clear. A clear Disconnect may be the server's refusal ("server
+        // full", "connect token expired") or a spoof: noted, and the handshake goes on until it
+        // times out (reporting it).
+        if (p->type == MessageType::Disconnect && state_ != State::Connected) {
+            const auto* d = p->message<wire::Disconnect>();
+            reason_ = d->reason() ? d->reason()->str() : std::string("refused");
+            return;
+        }
+        if (p->type != MessageType::Challenge) {
+            ++stats_.unauthenticated;
+            return;
+        }
     }
     switch (p->type) {
         case MessageType::Challenge: {
             if (state_ != State::Connecting) break;
             const auto* c = p->message<wire::Challenge>();
             if (c->client_salt() != salt_) break;  // not our handshake
-            std::copy(c->cookie()->begin(), c->cookie()->end(), cookie_.begin());
+            if (token_) {
+                // Sealed with the token's server-to-client key: only the server that opened the
+                // token could have sent it.
+                uint8_t ad[8];
+                for (int i = 0; i < 8; ++i) ad[i] = uint8_t(salt_ >> (8 * i));
+                std::vector<uint8_t> plain;
+                if (c->cookie()->size() != kSealedCookieBytes ||
+                    !open_random_nonce(token_->server_to_client, {c->cookie()->data(), c->cookie()->size()}, ad, plain) ||
+                    plain.size() != kCookieBytes)
+                    break;
+                std::copy(plain.begin(), plain.end(), cookie_.begin());
+            } else {
+                if (c->cookie()->size() != kCookieBytes) break;
+                std::copy(c->cookie()->begin(), c->cookie()->end(), cookie_.begin());
+            }
             state_ = State::Challenged;
             last_heard_ = now_s;
             last_connect_send_ = -1e9;
@@ -141,6 +218,13 @@ void ClientSession::on_datagram(std::span<const uint8_t> bytes, double now_s) {
             break;
     }
     if (state_ != State::Connected) {
+        if (p->type == MessageType::Disconnect && state_ != State::Idle && state_ != State::Disconnected) {
+            // Refused during the handshake (dev mode): "server full", "too many from your address".
+            const auto* d = p->message<wire::Disconnect>();
+            reason_ = d->reason() ? d->reason()->str() : std::string("refused");
+            state_ = State::Disconnected;
+            return;
+        }
         if (p->type != MessageType::Accept) ++stats_.unexpected;
         return;
     }
@@ -235,9 +319,12 @@ void ClientSession::on_datagram(std::span<const uint8_t> bytes, double now_s) {
             }
             break;
         }
-        case MessageType::Disconnect:
+        case MessageType::Disconnect: {
+            const auto* d = p->message<wire::Disconnect>();
+            reason_ = d->reason() ? d->reason()->str() : std::string("server disconnected");
             state_ = State::Disconnected;
             break;
+        }
         case MessageType::Accept:
             break;
         default:

@@ -10,6 +10,12 @@
 // every `ack_interval_s`), measures the round trip and the server clock with ping/pong, and keeps
 // teleport/reset/removal events (a removed character is forgotten). Malformed datagrams are counted
 // and dropped.
+//
+// With a connect token (set_connect_token) the handshake presents it, the Challenge's cookie is
+// opened with the token's server-to-client key, and every packet after it is sealed and checked
+// (common/net/secure_channel.h): a datagram that does not authenticate, or is replayed, is
+// dropped, and clear datagrams other than a Challenge are ignored (a clear Disconnect during the
+// handshake is only noted: it may be a refusal, or a spoof).
 
 #include <cstdint>
 #include <functional>
@@ -21,7 +27,9 @@
 #include <vector>
 
 #include "common/codec/snapshot_codec.h"
+#include "common/net/connect_token.h"
 #include "common/net/protocol.h"
+#include "common/net/secure_channel.h"
 
 namespace ks {
 
@@ -44,6 +52,7 @@ struct ReceivedCharacterState {
 struct ClientSessionStats {
     uint64_t datagrams_in = 0, bytes_in = 0, datagrams_out = 0, bytes_out = 0;
     uint64_t malformed = 0, snapshot_errors = 0, unexpected = 0;
+    uint64_t forged = 0, replayed = 0, unauthenticated = 0;  // with a token: dropped datagrams
     uint64_t snapshot_datagrams = 0, characters_decoded = 0;
     uint64_t snapshots_received = 0;  // distinct ticks with at least one character
     uint64_t snapshots_lost = 0;      // snapshot ticks skipped between received ones and not arrived since
@@ -58,6 +67,13 @@ public:
     // Starts (or restarts) the handshake at time now_s.
     void connect(double now_s);
     void disconnect(double now_s, const std::string& reason = "client closed");
+    // Every connect() from now on presents this token (the bytes a backend issued, see
+    // common/net/connect_token.h). False (and *error) when it is not a token. A token opens one
+    // session: after a disconnect, set a fresh one before connecting again.
+    bool set_connect_token(std::span<const uint8_t> token, std::string* error = nullptr);
+    const std::optional<net::ConnectToken>& connect_token() const { return token_; }
+    // Why the last session ended or the handshake failed ("" while none did).
+    const std::string& disconnect_reason() const { return reason_; }
     // Where this client watches from (metres, world): sent to the server now and then (at most
     // every viewpoint_interval_s, and at once when it moved more than a metre), so the nearest
     // characters come first.
@@ -95,13 +111,19 @@ public:
     const SnapshotDecoder& decoder() const { return decoder_; }
 
 private:
-    void send(const std::function<std::vector<uint8_t>(const net::PacketHeader&)>& build);
+    void send(const std::function<std::vector<uint8_t>(const net::PacketHeader&)>& build, bool handshake = false);
+    void on_packet(const net::DecodedPacket& p, double now_s, bool sealed);
     void send_ack();
 
     ClientSessionConfig cfg_;
     State state_ = State::Idle;
     uint64_t salt_ = 0;
     net::Cookie cookie_{};
+    std::optional<net::ConnectToken> token_;
+    std::optional<net::PacketSealer> sealer_;
+    std::optional<net::PacketOpener> opener_;
+    std::vector<uint8_t> opened_;
+    std::string reason_;
     double last_connect_send_ = -1e9, last_heard_ = 0, last_ack_ = -1e9, last_ping_ = -1e9, connect_started_ = 0;
     uint16_t next_sequence_ = 0;
     net::AckTracker received_;

@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <asio.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -109,21 +110,30 @@ struct StreamClient::Impl {
 StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_unique<Impl>()) {
     Impl& im = *impl_;
     im.cfg = cfg;
+    ClientSessionConfig sc;
+    sc.timeout_s = cfg.timeout_s;
+    sc.salt = cfg.seed * 0x9E3779B97F4A7C15ull + 17;
+    im.session = ClientSession(sc);
+    std::string host = cfg.host, port = std::to_string(cfg.port);
+    if (!cfg.connect_token.empty()) {
+        std::string why;
+        if (!im.session.set_connect_token(cfg.connect_token, &why)) throw std::invalid_argument("connect token: " + why);
+        const std::string& first = im.session.connect_token()->servers.front();  // canonical "addr:port" / "[v6]:port"
+        const size_t colon = first.rfind(':');
+        host = first.substr(0, colon);
+        if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+        port = first.substr(colon + 1);
+    }
     asio::ip::udp::resolver resolver(shared_io());
     asio::error_code ec;
-    const auto results = resolver.resolve(asio::ip::udp::v4(), cfg.host, std::to_string(cfg.port), ec);
+    const auto results = resolver.resolve(asio::ip::udp::v4(), host, port, ec);
     if (ec || results.empty())
-        throw std::runtime_error("cannot resolve " + cfg.host + ":" + std::to_string(cfg.port) + ": " +
-                                 (ec ? ec.message() : std::string("no IPv4 address")));
+        throw std::runtime_error("cannot resolve " + host + ":" + port + ": " + (ec ? ec.message() : std::string("no IPv4 address")));
     im.server = *results.begin();
     im.socket.open(asio::ip::udp::v4());
     im.socket.bind({asio::ip::address_v4::any(), 0});
     im.socket.non_blocking(true);
     if (cfg.simulate) im.link = std::make_unique<NetLink>(*cfg.simulate, cfg.seed);
-    ClientSessionConfig sc;
-    sc.timeout_s = cfg.timeout_s;
-    sc.salt = cfg.seed * 0x9E3779B97F4A7C15ull + 17;
-    im.session = ClientSession(sc);
     if (cfg.viewpoint) im.session.set_viewpoint(*cfg.viewpoint);
     if (cfg.io == IoMode::OwnThread) {
         im.thread = std::thread([&im] {
@@ -151,6 +161,27 @@ void StreamClient::connect() {
     im.disconnected_at = -1;
     im.session.connect(im.now());
     im.send_out(im.now());
+}
+
+void StreamClient::connect(const std::vector<uint8_t>& token) {
+    Impl& im = *impl_;
+    {
+        std::lock_guard<std::mutex> lock(im.m);
+        std::string why;
+        ClientSession probe;
+        if (!probe.set_connect_token(token, &why)) throw std::invalid_argument("connect token: " + why);
+        const std::string here = net::canonical_address(im.server.address().to_string() + ":" + std::to_string(im.server.port()));
+        const auto& servers = probe.connect_token()->servers;
+        if (std::find(servers.begin(), servers.end(), here) == servers.end())
+            throw std::invalid_argument("connect token does not name " + here + ", the server this client talks to");
+        im.session.set_connect_token(token);
+    }
+    connect();
+}
+
+std::string StreamClient::disconnect_reason() const {
+    std::lock_guard<std::mutex> lock(impl_->m);
+    return impl_->session.disconnect_reason();
 }
 
 void StreamClient::disconnect() {

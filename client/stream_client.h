@@ -50,6 +50,11 @@ struct StreamClientConfig {
     std::optional<NetProfile> simulate;  // development aid: a simulated network in both directions
     uint64_t seed = 1;                 // the simulated network's and the handshake salt's seed
     std::optional<vec3> viewpoint;     // as set_viewpoint(), from the start
+    // A connect token from the game's backend (net::issue_connect_token; the bytes as issued).
+    // With one, the client connects to the token's first server (host and port are not used) and
+    // the session is authenticated and sealed. A token opens one session: reconnecting (including
+    // reconnect_after_s) needs a fresh one, given to connect(token). Empty: a dev-mode server.
+    std::vector<uint8_t> connect_token;
 };
 
 enum class ClientEventKind { Connected, Disconnected, CharacterAdded, CharacterRemoved, Teleport, Reset };
@@ -96,6 +101,11 @@ public:
 
     // Starts (or restarts) the handshake. Connected / Disconnected events report how it went.
     void connect();
+    // The same with a fresh connect token (throws std::invalid_argument when it is not a token,
+    // or names another server than the one this client talks to).
+    void connect(const std::vector<uint8_t>& token);
+    // Why the last session ended or the handshake failed ("" while none did).
+    std::string disconnect_reason() const;
     // Says goodbye (a Disconnect datagram) and forgets every character.
     void disconnect();
     // Once per render frame: poll() when pumped, then characters in and out, every ready character

@@ -172,6 +172,9 @@ StreamServer::StreamServer(const StreamServerConfig& cfg) : impl_(std::make_uniq
         sc.relevance = cfg.relevance;
         sc.reliable_timeout_s = cfg.reliable_timeout_s;
         sc.max_sessions_per_address = cfg.max_sessions_per_address;
+        sc.private_key = cfg.private_key;
+        sc.insecure_dev = cfg.insecure_dev;
+        sc.public_address = cfg.public_address;
         impl_->server = std::make_unique<net::Server>(impl_->io, sc, impl_->roster);
         port_ = impl_->server->port();
         impl_->server->start();

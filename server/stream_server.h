@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,8 @@ namespace ks {
 
 struct StreamServerConfig {
     bool network = true;         // false: no socket at all (an offline run that only records)
-    std::string bind = "0.0.0.0";
+    // Loopback by default: serving a public address needs a private key (or insecure_dev).
+    std::string bind = "127.0.0.1";
     uint16_t port = 40000;       // 0: any free port (see port())
     float tick_hz = 60.0f;       // how often the game calls end_tick(): a whole number (it travels as one)
     float snapshot_hz = 30.0f;   // snapshots per second to each client: a whole divisor of tick_hz
@@ -53,6 +55,13 @@ struct StreamServerConfig {
     std::string record_scenario; // free text stored in the recording (e.g. a command line)
     uint64_t record_seed = 0;    // stored in the recording
     uint64_t secret_seed = 0;    // cookie key seed; 0: from the random device
+    // Connect tokens (schema/PROTOCOL.md): the private key this server shares with the game's
+    // backend, which issues tokens (net::issue_connect_token, kinesync-token). With it, only token
+    // holders get in and every session packet is sealed (libsodium AEAD). Without it the server is
+    // in dev mode, unauthenticated: allowed on a loopback bind, elsewhere only with insecure_dev.
+    std::optional<net::Key> private_key;
+    bool insecure_dev = false;
+    std::string public_address;  // "address:port" tokens name; "": bind:port (bind must then be specific)
 };
 
 struct StreamServerStats {

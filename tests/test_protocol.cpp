@@ -165,7 +165,7 @@ TEST(Protocol, EnvelopeFieldsRoundTrip) {
         const wire::PacketHeader* ph = d.packet()->header();
         ASSERT_NE(ph, nullptr);
         EXPECT_EQ(ph->protocol_id(), 0x4B53594Eu);
-        EXPECT_EQ(ph->version(), 2);
+        EXPECT_EQ(ph->version(), kProtocolVersion);
         EXPECT_EQ(ph->reserved(), 0);
         EXPECT_TRUE(std::equal(b.begin(), b.end(), d.bytes().begin()));
     }
@@ -549,7 +549,7 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
         const Bytes snap = build_snapshot(kHeader, 9, 0, 1, std::vector<uint8_t>(10, 1));
         expect_err(Bytes(snap.begin(), snap.begin() + ptrdiff_t(kSnapshotHeaderBytes - 1)), DecodeError::TooShort, "short snapshot header");
         Bytes v = snap;
-        v[4] = 3;  // version 3
+        v[4] = uint8_t(kProtocolVersion + 1);  // the next version
         expect_err(v, DecodeError::UnknownVersion, "snapshot version");
         Bytes q = snap;
         q[18] = 1;  // part 1 of 1
@@ -572,7 +572,8 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
     reset();
     expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), 0x4B53594F), DecodeError::WrongProtocol, "protocol id");
     reset();
-    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, 3), DecodeError::UnknownVersion, "version 3");
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion + 1), DecodeError::UnknownVersion,
+               "next version");
     reset();
     expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, 0), DecodeError::UnknownVersion, "version 0");
     reset();
@@ -608,6 +609,29 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
         }
         ASSERT_EQ(full.size(), kMinConnectRequestBytes);
         expect_err(full, DecodeError::BadCookie, "response cookie length");
+    }
+    // A sealed cookie's length is fine in a Challenge, never in a response (which echoes the plain one).
+    {
+        reset();
+        const auto c = fbb.CreateVector(std::vector<uint8_t>(kSealedCookieBytes));
+        EXPECT_TRUE(decode_packet(raw_packet(fbb, wire::CreateChallenge(fbb, 1, c))).has_value());
+    }
+    // Tokens outside kMinSealedTokenBytes..kMaxSealedTokenBytes, in full-size requests and responses.
+    for (size_t len : {size_t(0), kMinSealedTokenBytes - 1, kMaxSealedTokenBytes + 1}) {
+        for (bool response : {false, true}) {
+            Bytes full;
+            for (size_t pad = 0; pad < kMaxDatagram && full.size() < kMinConnectRequestBytes; pad += 1) {
+                reset();
+                const auto t = fbb.CreateVector(std::vector<uint8_t>(len));
+                const auto c = fbb.CreateVector(std::vector<uint8_t>(kCookieBytes));
+                const auto p = fbb.CreateVector(std::vector<uint8_t>(pad));
+                full = response ? raw_packet(fbb, wire::CreateChallengeResponse(fbb, 1, c, p, 99, t))
+                                : raw_packet(fbb, wire::CreateConnectRequest(fbb, 1, p, 99, t));
+            }
+            if (full.size() > kMaxDatagram) continue;  // an oversized token cannot fit a datagram anyway
+            ASSERT_EQ(full.size(), kMinConnectRequestBytes) << len;
+            expect_err(full, DecodeError::BadToken, response ? "response token length" : "request token length");
+        }
     }
     reset();
     expect_err(raw_packet(fbb, wire::CreateChallenge(fbb, 1, 0)), DecodeError::BadCookie, "no cookie");

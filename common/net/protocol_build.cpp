@@ -46,12 +46,15 @@ struct PaddedBuild {
     const PacketHeader* h;
     uint64_t salt;
     const Cookie* cookie;  // null: ConnectRequest
+    const TokenField* token;  // null: dev mode
     size_t operator()(size_t padding) const {
         fbb->Clear();
         const auto pad = fbb->CreateVector(zeros(), padding);
-        if (!cookie) return finish(*fbb, *h, wire::CreateConnectRequest(*fbb, salt, pad));
+        const auto t = token ? fbb->CreateVector(token->sealed.data(), token->sealed.size()) : 0;
+        const uint64_t expire = token ? token->expire_s : 0;
+        if (!cookie) return finish(*fbb, *h, wire::CreateConnectRequest(*fbb, salt, pad, expire, t));
         const auto c = fbb->CreateVector(cookie->data(), cookie->size());
-        return finish(*fbb, *h, wire::CreateChallengeResponse(*fbb, salt, c, pad));
+        return finish(*fbb, *h, wire::CreateChallengeResponse(*fbb, salt, c, pad, expire, t));
     }
 };
 
@@ -74,19 +77,31 @@ std::vector<uint8_t> build_padded(const PaddedBuild& build, const char* what) {
 
 }  // namespace
 
-std::vector<uint8_t> build_connect_request(const PacketHeader& h, uint64_t client_salt) {
-    return build_padded(PaddedBuild{&builder(), &h, client_salt, nullptr}, "build_connect_request");
+namespace {
+void check_token(const TokenField* token, const char* what) {
+    if (token && (token->sealed.size() < kMinSealedTokenBytes || token->sealed.size() > kMaxSealedTokenBytes))
+        throw std::invalid_argument(std::string(what) + ": sealed token of " + std::to_string(token->sealed.size()) + " bytes");
+}
+}  // namespace
+
+std::vector<uint8_t> build_connect_request(const PacketHeader& h, uint64_t client_salt, const TokenField* token) {
+    check_token(token, "build_connect_request");
+    return build_padded(PaddedBuild{&builder(), &h, client_salt, nullptr, token}, "build_connect_request");
 }
 
-std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie) {
+std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, std::span<const uint8_t> cookie) {
+    if (cookie.size() != kCookieBytes && cookie.size() != kSealedCookieBytes)
+        throw std::invalid_argument("build_challenge: cookie of " + std::to_string(cookie.size()) + " bytes");
     auto& fbb = builder();
     const auto c = fbb.CreateVector(cookie.data(), cookie.size());
     finish(fbb, h, wire::CreateChallenge(fbb, client_salt, c));
     return take(fbb, "build_challenge");
 }
 
-std::vector<uint8_t> build_challenge_response(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie) {
-    return build_padded(PaddedBuild{&builder(), &h, client_salt, &cookie}, "build_challenge_response");
+std::vector<uint8_t> build_challenge_response(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie,
+                                              const TokenField* token) {
+    check_token(token, "build_challenge_response");
+    return build_padded(PaddedBuild{&builder(), &h, client_salt, &cookie, token}, "build_challenge_response");
 }
 
 std::vector<uint8_t> build_accept(const PacketHeader& h, const AcceptInfo& a) {

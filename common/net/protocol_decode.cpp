@@ -29,6 +29,7 @@ const char* decode_error_name(DecodeError e) {
         case DecodeError::UnknownMessage: return "unknown message type";
         case DecodeError::RequestTooSmall: return "connect request too small";
         case DecodeError::BadCookie: return "bad cookie";
+        case DecodeError::BadToken: return "bad token";
         case DecodeError::StringTooLong: return "string too long";
         case DecodeError::TooManyElements: return "too many elements";
         case DecodeError::TooManyJoints: return "too many joints";
@@ -43,17 +44,24 @@ namespace {
 
 DecodeError check_message(const wire::Packet& p, size_t size) {
     switch (p.message_type()) {
-        case MessageType::ConnectRequest:
-            return size < kMinConnectRequestBytes ? DecodeError::RequestTooSmall : DecodeError::None;
+        case MessageType::ConnectRequest: {
+            if (size < kMinConnectRequestBytes) return DecodeError::RequestTooSmall;
+            const auto* t = p.message_as_ConnectRequest()->token();
+            if (t && (t->size() < kMinSealedTokenBytes || t->size() > kMaxSealedTokenBytes)) return DecodeError::BadToken;
+            return DecodeError::None;
+        }
         case MessageType::Challenge: {
             const auto* m = p.message_as_Challenge();
-            if (!m->cookie() || m->cookie()->size() != kCookieBytes) return DecodeError::BadCookie;
+            if (!m->cookie() || (m->cookie()->size() != kCookieBytes && m->cookie()->size() != kSealedCookieBytes))
+                return DecodeError::BadCookie;
             return DecodeError::None;
         }
         case MessageType::ChallengeResponse: {
             const auto* m = p.message_as_ChallengeResponse();
             if (size < kMinConnectRequestBytes) return DecodeError::RequestTooSmall;
             if (!m->cookie() || m->cookie()->size() != kCookieBytes) return DecodeError::BadCookie;
+            const auto* t = m->token();
+            if (t && (t->size() < kMinSealedTokenBytes || t->size() > kMaxSealedTokenBytes)) return DecodeError::BadToken;
             return DecodeError::None;
         }
         case MessageType::Accept: {

@@ -1,28 +1,29 @@
 #pragma once
-// Stateless challenge cookies: a keyed hash of the peer's address, port, salt and a coarse time
-// window, so the server keeps nothing per unauthenticated peer and a cookie replayed from another
-// address or port, or after two windows, is refused. (SipHash-2-4 with a random 128-bit key: a
-// keyed PRF, which is what a cookie needs; not a substitute for encryption.)
+// Stateless challenge cookies: a keyed hash (BLAKE2b, libsodium's crypto_generichash, 16 bytes)
+// of the peer's address, port, salt, a coarse time window and, with connect tokens, the token's
+// tag, so the server keeps nothing per unauthenticated peer and a cookie replayed from another
+// address or port, for another token, or after two windows, is refused.
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 
 namespace ks::net {
 
-uint64_t siphash24(const std::array<uint64_t, 2>& key, const uint8_t* data, size_t len);
-
 class CookieJar {
 public:
+    // seed 0: a random key; otherwise a key derived from the seed (reproducible tests).
     explicit CookieJar(uint64_t seed);
-    // Cookie for (address, port, salt) in time window `window` (e.g. server seconds / 10).
-    std::array<uint8_t, 16> make(const std::string& address, uint16_t port, uint64_t salt, uint64_t window) const;
-    // Valid in the current or the previous window.
+    // Cookie for (address, port, salt, bound bytes) in time window `window` (e.g. seconds / 10).
+    std::array<uint8_t, 16> make(const std::string& address, uint16_t port, uint64_t salt, uint64_t window,
+                                 std::span<const uint8_t> bound = {}) const;
+    // Valid in the current or the previous window (compared in constant time).
     bool check(const std::array<uint8_t, 16>& cookie, const std::string& address, uint16_t port, uint64_t salt,
-               uint64_t window) const;
+               uint64_t window, std::span<const uint8_t> bound = {}) const;
 
 private:
-    std::array<uint64_t, 2> key_;
+    std::array<uint8_t, 32> key_{};
 };
 
 }  // namespace ks::net

@@ -43,6 +43,7 @@ struct Server::Session {
         int sends = 0;
         bool acked = false;
         std::vector<uint16_t> defines;  // characters this message defines
+        size_t bytes = 0;               // datagram size (before sealing)
     };
     std::vector<Reliable> reliable;
     std::set<uint16_t> known;  // characters whose definition the client acknowledged
@@ -53,6 +54,11 @@ struct Server::Session {
     double bytes_window_start = 0;
     uint64_t bytes_window = 0;
     double bytes_per_s = 0;
+    std::optional<PacketSealer> sealer;  // connect tokens: our packets, sealed
+    std::optional<PacketOpener> opener;  // and the client's, opened and checked for replays
+    uint64_t user_id = 0;                // the token's client id (the backend's player id)
+    double rx_tokens = 0, rx_last = 0;   // incoming datagram rate (token bucket)
+    double reliable_allowance = 0, allowance_last = 0;  // bytes reliable messages may still send now
 };
 
 Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
@@ -60,7 +66,10 @@ Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& rost
       history_(256) {
     if (cfg_.worker_threads != 0) pool_ = std::make_unique<WorkerPool>(cfg_.worker_threads);
     start_ = std::chrono::steady_clock::now();
-    if (cfg_.transport) return;  // in-process: no socket
+    if (cfg_.transport) {  // in-process: no socket
+        resolve_security();
+        return;
+    }
     asio::error_code ec;
     const asio::ip::address address = asio::ip::make_address(cfg_.bind, ec);
     const std::string where = "UDP " + cfg_.bind + ":" + std::to_string(cfg_.port);
@@ -76,9 +85,34 @@ Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& rost
         throw std::runtime_error("cannot listen on " + where + ": " + ec.message());
     }
     port_ = socket_.local_endpoint().port();
+    resolve_security();
 }
 
 Server::~Server() { stop(); }
+
+void Server::resolve_security() {
+    asio::error_code ec;
+    const asio::ip::address bind = asio::ip::make_address(cfg_.bind, ec);
+    const bool loopback = !ec && bind.is_loopback();
+    if (!cfg_.private_key) {
+        if (!cfg_.insecure_dev && !loopback && !cfg_.transport)
+            throw std::runtime_error("refusing to serve " + cfg_.bind + " without authentication: give the servers' private key " +
+                                     "(connect tokens) or ask for the unauthenticated dev mode explicitly (insecure_dev)");
+        return;
+    }
+    secure_ = true;
+    ensure_crypto();
+    if (!cfg_.public_address.empty()) {
+        public_address_ = canonical_address(cfg_.public_address);
+        if (public_address_.empty())
+            throw std::runtime_error("public address \"" + cfg_.public_address + "\" is not a numeric address:port");
+    } else {
+        if (ec || bind.is_unspecified())
+            throw std::runtime_error("connect tokens name the server's address: binding " + cfg_.bind +
+                                     ", give the public address:port clients reach (public_address)");
+        public_address_ = canonical_address((bind.is_v6() ? "[" + cfg_.bind + "]" : cfg_.bind) + ":" + std::to_string(port_ ? port_ : cfg_.port));
+    }
+}
 
 double Server::now_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
@@ -142,6 +176,7 @@ void Server::send_raw(const asio::ip::udp::endpoint& to, const std::vector<uint8
 void Server::send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag) {
     const uint16_t seq = s.next_sequence++;
     std::vector<uint8_t> bytes = build(s.received.header(seq));
+    if (s.sealer) bytes = s.sealer->seal(bytes);
     s.sent.on_sent(seq, tag);
     s.sent_time[seq % SentPacketLog::kWindow] = now_s();
     s.bytes_sent += bytes.size() + 28;
@@ -149,7 +184,79 @@ void Server::send(Session& s, const std::function<std::vector<uint8_t>(const Pac
     send_raw(s.ep, bytes);
 }
 
+namespace {
+// A token bucket: refills at `rate` per second up to `burst`; true (and one token spent) when a
+// token is there.
+template <class B>
+bool take_token(B& b, double now, double rate, double burst) {
+    b.tokens = std::min(burst, b.tokens + (now - b.last_s) * rate);
+    b.last_s = now;
+    if (b.tokens < 1.0) return false;
+    b.tokens -= 1.0;
+    return true;
+}
+}  // namespace
+
+bool Server::admit_handshake(const asio::ip::udp::endpoint& from) {
+    if (from.address().is_loopback() && !cfg_.limit_loopback) return true;
+    const double t = now_s();
+    // Bounded: past 4096 addresses (a spoofed flood), the newcomers share one bucket.
+    std::string addr = from.address().to_string();
+    if (handshake_buckets_.size() >= 4096 && !handshake_buckets_.count(addr)) addr = "*";
+    auto [it, fresh] = handshake_buckets_.try_emplace(addr, Bucket{cfg_.handshake_burst, t});
+    (void)fresh;
+    if (take_token(it->second, t, cfg_.handshake_rate, cfg_.handshake_burst)) return true;
+    ++stats_.rate_limited;
+    return false;
+}
+
+void Server::prune_admission() {
+    const double t = now_s();
+    if (t - last_prune_s_ < 1.0) return;
+    last_prune_s_ = t;
+    // A bucket idle long enough to be full again carries no information.
+    const double refill_s = cfg_.handshake_burst / std::max(1e-6, cfg_.handshake_rate);
+    std::erase_if(handshake_buckets_, [&](const auto& kv) { return t - kv.second.last_s > refill_s; });
+    const uint64_t unix_s = unix_now_s();
+    std::erase_if(used_tokens_, [&](const auto& kv) { return kv.second < unix_s; });
+}
+
 void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes) {
+    const std::string key = endpoint_text(from);
+    auto it = sessions_.find(key);
+    if (it != sessions_.end()) {
+        Session& s = *it->second;
+        // The session's datagram rate. With tokens it counts authenticated datagrams only, so a
+        // spoofer flooding from the client's address cannot use up the client's allowance.
+        auto over_rate = [&] {
+            Bucket b{s.rx_tokens, s.rx_last};
+            const bool ok = take_token(b, now_s(), cfg_.session_rate, cfg_.session_burst);
+            s.rx_tokens = b.tokens;
+            s.rx_last = b.last_s;
+            if (!ok) ++stats_.rate_limited;
+            return !ok;
+        };
+        if (s.opener && looks_sealed(bytes)) {
+            switch (s.opener->open(bytes, opened_)) {
+                case PacketOpener::Result::Ok: break;
+                case PacketOpener::Result::Replayed: ++stats_.replayed; return;
+                default: ++stats_.forged; return;
+            }
+            if (over_rate()) return;
+            DecodeError err = DecodeError::None;
+            const std::optional<DecodedPacket> p = decode_packet(opened_, &err);
+            if (!p) {
+                ++stats_.malformed;
+                ++stats_.malformed_by_reason[size_t(err)];
+            } else if (p->type == MessageType::ConnectRequest || p->type == MessageType::ChallengeResponse) {
+                ++stats_.unexpected;  // the handshake is never sealed
+            } else {
+                on_session_packet(s, *p);
+            }
+            return;
+        }
+        if (!s.opener && over_rate()) return;
+    }
     DecodeError err = DecodeError::None;
     const std::optional<DecodedPacket> p = decode_packet(bytes, &err);
     if (!p) {
@@ -157,48 +264,114 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
         ++stats_.malformed_by_reason[size_t(err)];
         // A full-size datagram of another version is a ConnectRequest we cannot read: say why, in
         // our version, in a reply much smaller than the request (no amplification).
-        if (err == DecodeError::UnknownVersion && bytes.size() == kMinConnectRequestBytes)
+        if (err == DecodeError::UnknownVersion && bytes.size() == kMinConnectRequestBytes && admit_handshake(from))
             send_raw(from, build_disconnect({0, 0, 0}, "version mismatch"));
         return;
     }
-    const std::string key = endpoint_text(from);
-    auto it = sessions_.find(key);
-    if (it != sessions_.end() && p->type != MessageType::ChallengeResponse) {
-        on_session_packet(*it->second, *p);
-        return;
-    }
     if (p->type == MessageType::ConnectRequest) {
-        // Stateless reply, never larger than the (full-size) request.
-        const uint64_t salt = p->message<wire::ConnectRequest>()->client_salt();
-        const Cookie cookie = cookies_.make(from.address().to_string(), from.port(), salt, uint64_t(now_s() / 10.0));
-        send_raw(from, build_challenge({0, 0, 0}, salt, cookie));
+        if (it != sessions_.end()) return;  // a late duplicate of the handshake: already connected
+        if (admit_handshake(from)) on_connect_request(from, *p);
         return;
     }
     if (p->type == MessageType::ChallengeResponse) {
-        on_challenge_response(from, key, *p);
+        if (admit_handshake(from)) on_challenge_response(from, key, *p);
+        return;
+    }
+    if (secure_) {
+        // Clear datagrams mean nothing once tokens are on: a spoofed Disconnect, forged acks.
+        ++stats_.unauthenticated;
+        return;
+    }
+    if (it != sessions_.end()) {
+        on_session_packet(*it->second, *p);
         return;
     }
     ++stats_.unexpected;  // anything else from a peer without a session
+}
+
+std::optional<PrivateToken> Server::check_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, const char*& why) const {
+    if (!sealed) {
+        why = "connect token required";
+        return std::nullopt;
+    }
+    if (expire_s <= unix_now_s()) {
+        why = "connect token expired";
+        return std::nullopt;
+    }
+    std::optional<PrivateToken> t = open_private_token(*cfg_.private_key, expire_s, {sealed->data(), sealed->size()});
+    if (!t) {
+        why = "connect token invalid";
+        return std::nullopt;
+    }
+    if (std::find(t->servers.begin(), t->servers.end(), public_address_) == t->servers.end()) {
+        why = "connect token for another server";
+        return std::nullopt;
+    }
+    return t;
+}
+
+void Server::on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p) {
+    // Stateless reply, never larger than the (full-size) request.
+    const auto* m = p.message<wire::ConnectRequest>();
+    const uint64_t salt = m->client_salt();
+    const uint64_t window = uint64_t(now_s() / 10.0);
+    if (!secure_) {
+        send_raw(from, build_challenge({0, 0, 0}, salt, cookies_.make(from.address().to_string(), from.port(), salt, window)));
+        return;
+    }
+    const char* why = "";
+    const std::optional<PrivateToken> t = check_token(m->token_expire_s(), m->token(), why);
+    if (t && used_tokens_.count(t->mac)) why = "connect token already used";
+    if (!t || used_tokens_.count(t->mac)) {
+        ++stats_.tokens_refused;
+        spdlog::get("server")->debug("connect request from {} refused: {}", endpoint_text(from), why);
+        send_raw(from, build_disconnect({0, 0, 0}, why));
+        return;
+    }
+    // The cookie is bound to this token and sealed with its server-to-client key: a thief who
+    // replays the token from elsewhere cannot read it, so cannot answer.
+    const Cookie cookie = cookies_.make(from.address().to_string(), from.port(), salt, window, t->mac);
+    uint8_t ad[8];
+    for (int i = 0; i < 8; ++i) ad[i] = uint8_t(salt >> (8 * i));
+    send_raw(from, build_challenge({0, 0, 0}, salt, seal_random_nonce(t->server_to_client, cookie, ad)));
+}
+
+void Server::send_accept(Session& s) {
+    const AcceptInfo info{s.id, uint16_t(std::lround(cfg_.tick_hz)), uint16_t(std::lround(cfg_.snapshot_hz)), tick_, server_time_us()};
+    send(s, [info](const PacketHeader& h) { return build_accept(h, info); }, 0);
 }
 
 void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p) {
     const auto* r = p.message<wire::ChallengeResponse>();
     Cookie cookie{};
     std::copy(r->cookie()->begin(), r->cookie()->end(), cookie.begin());
-    if (!cookies_.check(cookie, from.address().to_string(), from.port(), r->client_salt(), uint64_t(now_s() / 10.0))) {
+    std::optional<PrivateToken> token;
+    if (secure_) {
+        const char* why = "";
+        token = check_token(r->token_expire_s(), r->token(), why);
+        if (!token) {
+            ++stats_.tokens_refused;
+            return;
+        }
+    }
+    const std::span<const uint8_t> bound = token ? std::span<const uint8_t>(token->mac) : std::span<const uint8_t>();
+    if (!cookies_.check(cookie, from.address().to_string(), from.port(), r->client_salt(), uint64_t(now_s() / 10.0), bound)) {
         ++stats_.refused;
         return;
     }
     const auto it = sessions_.find(key);
     if (it != sessions_.end()) {
         if (it->second->salt == r->client_salt()) {
-            // A duplicate of the response we accepted: our Accept was lost, send it again.
-            Session& s = *it->second;
-            const AcceptInfo info{s.id, uint16_t(std::lround(cfg_.tick_hz)), uint16_t(std::lround(cfg_.snapshot_hz)), tick_, server_time_us()};
-            send(s, [info](const PacketHeader& h) { return build_accept(h, info); }, 0);
+            send_accept(*it->second);  // a duplicate of the response we accepted: our Accept was lost
             return;
         }
-        drop(it->second->id, "reconnected");              // same address, new client instance
+        drop(it->second->id, "reconnected");  // same address, new client instance
+    }
+    // A token opens one session, once: replaying its handshake later (even from the same address
+    // and port, after that session ended) is refused until it expires.
+    if (token && (used_tokens_.count(token->mac) || used_tokens_.size() >= cfg_.max_used_tokens)) {
+        ++stats_.tokens_refused;
+        return;
     }
     if (int(sessions_.size()) >= cfg_.max_clients) {
         ++stats_.refused;
@@ -223,6 +396,16 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     s->salt = r->client_salt();
     s->last_heard = now_s();
     s->bytes_window_start = now_s();
+    s->rx_tokens = cfg_.session_burst;
+    s->rx_last = now_s();
+    s->reliable_allowance = cfg_.bandwidth_bps / 8.0;
+    s->allowance_last = now_s();
+    if (token) {
+        s->sealer.emplace(token->server_to_client);
+        s->opener.emplace(token->client_to_server);
+        s->user_id = token->client_id;
+        used_tokens_[token->mac] = r->token_expire_s();
+    }
     BuilderConfig bc;
     bc.tick_hz = cfg_.tick_hz;
     bc.snapshot_hz = cfg_.snapshot_hz;
@@ -233,15 +416,16 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     Session& sr = *s;
     sessions_[key] = std::move(s);
     ++stats_.connects;
-    const AcceptInfo info{sr.id, uint16_t(std::lround(cfg_.tick_hz)), uint16_t(std::lround(cfg_.snapshot_hz)), tick_, server_time_us()};
-    send(sr, [info](const PacketHeader& h) { return build_accept(h, info); }, 0);
+    send_accept(sr);
     // Every skeleton and character there is now, reliably (possibly several messages).
     std::vector<uint16_t> skeletons, characters;
     for (const auto& [id, sk] : roster_.skeletons) skeletons.push_back(id);
     for (const auto& [id, c] : roster_.characters) characters.push_back(id);
     queue_definitions(sr, skeletons, characters);
     send_reliable(sr, true);
-    spdlog::get("server")->info("client {} connected from {} ({} of {})", sr.id, key, sessions_.size(), cfg_.max_clients);
+    spdlog::get("server")->info("client {} connected from {}{} ({} of {})", sr.id, key,
+                                token ? " with token of player " + std::to_string(sr.user_id) : std::string(), sessions_.size(),
+                                cfg_.max_clients);
 }
 
 void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters) {
@@ -256,13 +440,15 @@ void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, 
         const Roster::CharacterEntry& e = roster_.characters.at(id);
         chars.push_back({id, e.skeleton, e.name});
     }
-    for (const SkeletonDefsPlan& plan : plan_skeleton_defs(defs, chars)) {
+    // Sealing adds up to kMaxSealOverhead bytes to every datagram.
+    for (const SkeletonDefsPlan& plan : plan_skeleton_defs(defs, chars, secure_ ? kMaxDatagram - kMaxSealOverhead : kMaxDatagram)) {
         const uint32_t mid = next_message_id_++;
         std::vector<uint16_t> defines;
         for (const CharacterInfoInput& c : plan.characters) defines.push_back(c.character_id);
         // The plan's names and skeletons point into the roster, which outlives every message.
         s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan.defs, plan.characters); },
-                              -1e9, -1, 0, false, std::move(defines)});
+                              -1e9, -1, 0, false, std::move(defines), 0});
+        s.reliable.back().bytes = s.reliable.back().build({}).size();
     }
 }
 
@@ -324,11 +510,22 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
 
 void Server::send_reliable(Session& s, bool force) {
     const double t = now_s();
+    // Reliable messages share the client's bandwidth budget with its snapshots: they spend an
+    // allowance that refills at the budget's rate (at most a second's worth banked), and what they
+    // send is taken from the next snapshots' budget. Ones that do not fit wait for the next tick.
+    const double per_s = cfg_.bandwidth_bps / 8.0;
+    s.reliable_allowance = std::min(per_s, s.reliable_allowance + (t - s.allowance_last) * per_s);
+    s.allowance_last = t;
     for (auto& r : s.reliable) {
         // Each resend waits twice as long as the one before (0.25, 0.5, 1, 2 s at most): a client
         // that stops acknowledging costs less and less, and is dropped (see publish) soon.
         const double wait = std::min(cfg_.reliable_resend_s * double(1u << std::min(r.sends, 3)), 2.0);
         if (r.acked || (!force && t - r.last_sent < wait)) continue;
+        const double cost = double(r.bytes + 28 + (s.sealer ? kMaxSealOverhead : 0));
+        // In order: later messages wait too. A full allowance sends even a message larger than it.
+        if (cost > s.reliable_allowance && s.reliable_allowance < per_s) break;
+        s.reliable_allowance -= cost;
+        s.builder.charge(r.bytes);
         r.last_sent = t;
         if (r.first_sent < 0) r.first_sent = t;
         ++r.sends;
@@ -350,6 +547,7 @@ void Server::publish(const TickFrame& frame) {
     tick_ = frame.tick;
     tick_wall_s_ = now_s();
     ++stats_.ticks;
+    prune_admission();
     // Roster changes first: new definitions, then removals (stop sending at once; tell reliably).
     std::vector<EventInfo> events = frame.events;
     for (uint16_t id : frame.removed_characters) events.push_back({id, 0, wire::EventKind::Removed, frame.tick});
@@ -363,7 +561,8 @@ void Server::publish(const TickFrame& frame) {
             std::vector<EventInfo> batch(events.begin() + std::ptrdiff_t(i),
                                          events.begin() + std::ptrdiff_t(std::min(events.size(), i + kMaxEvents)));
             const uint32_t mid = next_message_id_++;
-            s->reliable.push_back({mid, [batch, mid](const PacketHeader& h) { return build_events(h, mid, batch); }, -1e9, -1, 0, false, {}});
+            s->reliable.push_back({mid, [batch, mid](const PacketHeader& h) { return build_events(h, mid, batch); }, -1e9, -1, 0, false, {}, 0});
+            s->reliable.back().bytes = s->reliable.back().build({}).size();
         }
     }
     // Quantize every character once for all clients.

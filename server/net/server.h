@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,7 +27,9 @@
 #include "common/anim/skeleton.h"
 #include "common/codec/snapshot_codec.h"
 #include "server/net/snapshot_builder.h"
+#include "common/net/connect_token.h"
 #include "common/net/protocol.h"
+#include "common/net/secure_channel.h"
 #include "common/util/worker_pool.h"
 #include "server/net/cookie.h"
 #include "server/net/relevance.h"
@@ -48,6 +51,20 @@ struct ServerConfig {
     // for loopback (test bots).
     int max_sessions_per_address = -1;
     uint64_t secret_seed = 0;  // cookie key seed (0: from the random device)
+    // Authentication (schema/PROTOCOL.md, "Connect tokens"). With a private key only clients
+    // holding a valid, unexpired, unused token naming public_address get in, and every packet
+    // after the handshake is sealed both ways. Without one the server runs in dev mode (nothing
+    // authenticated), which it refuses unless insecure_dev is set or it binds a loopback address
+    // (or runs in-process with `transport`).
+    std::optional<Key> private_key;
+    bool insecure_dev = false;
+    std::string public_address;       // "address:port" tokens must name; "": bind:port (needs a specific bind)
+    size_t max_used_tokens = 65536;   // tokens remembered (until they expire) so none is used twice
+    // Admission: handshake datagrams per second per IP address (token bucket; loopback exempt
+    // unless limit_loopback), and datagrams per second per session.
+    double handshake_rate = 10.0, handshake_burst = 20.0;
+    double session_rate = 200.0, session_burst = 400.0;
+    bool limit_loopback = false;
     RelevanceConfig relevance;    // how a client's viewpoint orders the characters it gets
     bool share_encodings = true;  // code a character once per distinct baseline for all clients
     int worker_threads = -1;      // threads that build snapshots with the I/O thread; -1: one per other core, 0: none
@@ -62,7 +79,12 @@ struct ServerStats {
     uint64_t malformed = 0;      // failed decode_packet
     std::array<uint64_t, size_t(DecodeError::Count)> malformed_by_reason{};
     uint64_t unexpected = 0;  // well formed but not acceptable from that peer in its state
-    uint64_t refused = 0;     // bad cookies, server full
+    uint64_t refused = 0;     // bad cookies, server full, too many from one address
+    uint64_t tokens_refused = 0;   // connect tokens missing, expired, for another server, forged or used
+    uint64_t unauthenticated = 0;  // clear datagrams other than the handshake while tokens are on
+    uint64_t forged = 0;           // sealed datagrams that do not authenticate under the session key
+    uint64_t replayed = 0;         // sealed datagrams seen before (or older than the replay window)
+    uint64_t rate_limited = 0;     // over the per-address handshake or per-session datagram rate
     uint64_t connects = 0, disconnects = 0, timeouts = 0;
     uint64_t stalled = 0;     // dropped for not acknowledging reliable messages
     uint64_t ticks = 0;
@@ -124,6 +146,10 @@ public:
     // A datagram from `from`, as if it arrived on the socket (with ServerConfig::transport).
     void inject(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes);
     uint16_t port() const { return port_; }
+    // True when connect tokens are required and sessions are sealed (false: dev mode).
+    bool authenticated() const { return secure_; }
+    // The address connect tokens must name ("address:port").
+    const std::string& public_address() const { return public_address_; }
     const ServerStats& stats() const { return stats_; }
     std::vector<ClientReport> clients() const;
     const EncodeCache& encode_cache() const { return encode_cache_; }
@@ -132,7 +158,13 @@ private:
     struct Session;
     void receive();
     void on_datagram(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes);
+    void resolve_security();
+    void on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p);
     void on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p);
+    std::optional<PrivateToken> check_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, const char*& why) const;
+    bool admit_handshake(const asio::ip::udp::endpoint& from);
+    void send_accept(Session& s);
+    void prune_admission();
     void on_session_packet(Session& s, const DecodedPacket& p);
     void queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters);
     void send_snapshots(uint32_t tick);
@@ -158,6 +190,15 @@ private:
     uint32_t next_client_id_ = 1;
     uint32_t next_message_id_ = 1;
     ServerStats stats_;
+    bool secure_ = false;
+    std::string public_address_;
+    std::map<std::array<uint8_t, kSealTagBytes>, uint64_t> used_tokens_;  // tag -> expiry (unix s)
+    struct Bucket {
+        double tokens = 0, last_s = 0;
+    };
+    std::map<std::string, Bucket> handshake_buckets_;  // by IP address (bounded, idle ones pruned)
+    double last_prune_s_ = 0;
+    std::vector<uint8_t> opened_;  // receive buffer of an opened sealed datagram
     SnapshotHistory history_;
     EncodeCache encode_cache_;  // one tick's character encodings, shared by clients with the same baseline
     std::vector<CharacterSnapshot> now_;

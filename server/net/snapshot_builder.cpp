@@ -167,9 +167,14 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         stats_.payload_bytes += p.data.size();
         ++stats_.datagrams;
     }
-    budget_carry_ = std::clamp(budget, 0.0, per_snapshot);
+    budget_carry_ = std::clamp(budget, -2.0 * per_snapshot, per_snapshot);  // debts from charge() carry over
     left_out_ = order.size() - sent;
     return parts;
+}
+
+void SnapshotBuilder::charge(size_t bytes) {
+    const double per_snapshot = cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz);
+    budget_carry_ = std::max(budget_carry_ - double(bytes), -2.0 * per_snapshot);
 }
 
 const EncodeCache::Entry& EncodeCache::get(uint32_t tick, uint64_t key, const std::function<Entry()>& make) {

@@ -92,6 +92,9 @@ public:
                                     const std::function<int(uint16_t)>& hold_depth = {});
     // The client received these characters of `tick` (its packet was acknowledged).
     void on_delivered(uint32_t tick, std::span<const uint16_t> characters);
+    // Other traffic to this client (reliable messages) used `bytes` of its budget: the next
+    // snapshots get that much less (at most two snapshots' worth is owed).
+    void charge(size_t bytes);
     // Forget a character (e.g. removed from the game).
     void forget(uint16_t id) { chars_.erase(id); }
     const BuilderStats& stats() const { return stats_; }

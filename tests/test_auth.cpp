@@ -1,0 +1,453 @@
+// Authentication: the sealed channel (libsodium AEAD, replay window), connect tokens, and a real
+// server on loopback attacked the ways issue 14 found: a spoofed Disconnect, forged acks, replayed
+// packets and a replayed handshake; tokens expired, forged, for another server, used twice;
+// per-address handshake and per-session datagram rates; reliable traffic inside the budget.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "common/net/connect_token.h"
+#include "common/net/secure_channel.h"
+#include "tests/support/udp_harness.h"
+
+using namespace ks;
+using namespace ks::net;
+using namespace ks::test;
+
+namespace {
+
+Key test_key(uint8_t v) {
+    Key k;
+    k.fill(v);
+    return k;
+}
+
+std::vector<uint8_t> bytes_of(const char* s) { return {s, s + std::strlen(s)}; }
+
+}  // namespace
+
+// ---- Sealed datagrams ----
+
+TEST(SecureChannel, SealedDatagramsOpenOnceAndAnyAlterationIsForged) {
+    PacketSealer sealer(test_key(1));
+    PacketOpener opener(test_key(1));
+    const std::vector<uint8_t> inner = build_ping({7, 0, 0}, 123, 4);
+    const std::vector<uint8_t> sealed = sealer.seal(inner);
+    EXPECT_TRUE(looks_sealed(sealed));
+    EXPECT_FALSE(looks_sealed(inner)) << "a FlatBuffers packet never looks sealed";
+    EXPECT_EQ(sealed.size(), inner.size() + 1 + 1 + kSealTagBytes) << "counter 0 takes one byte";
+    // Every single-bit change anywhere is refused (prefix, counter, ciphertext or tag).
+    for (size_t i = 0; i < sealed.size(); ++i)
+        for (int bit = 0; bit < 8; ++bit) {
+            std::vector<uint8_t> bad = sealed;
+            bad[i] ^= uint8_t(1 << bit);
+            std::vector<uint8_t> out;
+            PacketOpener fresh(test_key(1));
+            EXPECT_NE(fresh.open(bad, out), PacketOpener::Result::Ok) << "byte " << i << " bit " << bit;
+        }
+    std::vector<uint8_t> out;
+    PacketOpener wrong(test_key(2));
+    EXPECT_EQ(wrong.open(sealed, out), PacketOpener::Result::Forged) << "another key";
+    ASSERT_EQ(opener.open(sealed, out), PacketOpener::Result::Ok);
+    EXPECT_EQ(out, inner);
+    EXPECT_EQ(opener.open(sealed, out), PacketOpener::Result::Replayed) << "the same datagram twice";
+    EXPECT_EQ(opener.open(inner, out), PacketOpener::Result::NotSealed);
+}
+
+TEST(SecureChannel, CounterGrowsThePrefixAndReorderingWithinTheWindowIsAccepted) {
+    PacketSealer sealer(test_key(3));
+    PacketOpener opener(test_key(3));
+    const std::vector<uint8_t> inner(40, 0x55);
+    std::vector<std::vector<uint8_t>> sealed;
+    for (int i = 0; i < 300; ++i) sealed.push_back(sealer.seal(inner));
+    EXPECT_EQ(sealed[255].size(), inner.size() + 1 + 1 + kSealTagBytes);
+    EXPECT_EQ(sealed[256].size(), inner.size() + 1 + 2 + kSealTagBytes) << "counter 256 takes two bytes";
+    std::vector<uint8_t> out;
+    // Newest first, then older ones still inside the window (256), then one that fell out.
+    ASSERT_EQ(opener.open(sealed[299], out), PacketOpener::Result::Ok);
+    for (int i = 298; i >= 44; --i) EXPECT_EQ(opener.open(sealed[size_t(i)], out), PacketOpener::Result::Ok) << i;
+    EXPECT_EQ(opener.open(sealed[43], out), PacketOpener::Result::Replayed) << "older than the window";
+    EXPECT_EQ(opener.open(sealed[200], out), PacketOpener::Result::Replayed);
+}
+
+TEST(SecureChannel, ReplayWindowMatchesAModelOfSeenCounters) {
+    // Random arrival orders with duplicates against a plain set: fresh() is true exactly for an
+    // unseen counter above newest - 256.
+    std::mt19937 rng(11);
+    ReplayWindow w;
+    std::set<uint64_t> seen;
+    uint64_t newest = 0;
+    bool any = false;
+    for (int i = 0; i < 20000; ++i) {
+        const uint64_t base = any ? newest : 0;
+        uint64_t c = base + std::uniform_int_distribution<uint64_t>(0, 40)(rng);
+        if (rng() % 2 && base > 300) c = base - std::uniform_int_distribution<uint64_t>(0, 300)(rng);
+        if (rng() % 50 == 0) c = base + 1000;  // a jump past the whole window
+        const bool model = (!any || c > newest || newest - c < ReplayWindow::kSize) && !seen.count(c);
+        ASSERT_EQ(w.fresh(c), model) << "counter " << c << " newest " << newest;
+        if (model) {
+            w.accept(c);
+            seen.insert(c);
+            if (!any || c > newest) newest = c;
+            any = true;
+        }
+    }
+}
+
+// ---- Connect tokens ----
+
+TEST(ConnectToken, IssuedTokenParsesAndOnlyTheKeyAndExpiryOpenIt) {
+    const Key key = test_key(9);
+    TokenRequest r;
+    r.client_id = 77;
+    r.servers = {"127.0.0.1:40000", "[::1]:40001"};
+    r.valid_for_s = 30;
+    r.user_data = bytes_of("team blue");
+    const std::vector<uint8_t> bytes = issue_connect_token(key, r, 1000);
+    std::string why;
+    const std::optional<ConnectToken> t = parse_connect_token(bytes, &why);
+    ASSERT_TRUE(t) << why;
+    EXPECT_EQ(t->client_id, 77u);
+    EXPECT_EQ(t->create_s, 1000u);
+    EXPECT_EQ(t->expire_s, 1030u);
+    EXPECT_EQ(t->servers, (std::vector<std::string>{"127.0.0.1:40000", "[::1]:40001"}));
+    const std::optional<PrivateToken> p = open_private_token(key, t->expire_s, t->private_token, &why);
+    ASSERT_TRUE(p) << why;
+    EXPECT_EQ(p->client_id, 77u);
+    EXPECT_EQ(p->client_to_server, t->client_to_server);
+    EXPECT_EQ(p->server_to_client, t->server_to_client);
+    EXPECT_NE(p->client_to_server, p->server_to_client);
+    EXPECT_EQ(p->servers, t->servers);
+    EXPECT_EQ(p->user_data, bytes_of("team blue"));
+    EXPECT_FALSE(open_private_token(test_key(8), t->expire_s, t->private_token)) << "another key";
+    EXPECT_FALSE(open_private_token(key, t->expire_s + 3600, t->private_token)) << "an extended expiry";
+    std::vector<uint8_t> flipped = t->private_token;
+    flipped[flipped.size() / 2] ^= 1;
+    EXPECT_FALSE(open_private_token(key, t->expire_s, flipped)) << "a flipped bit";
+    // Two tokens for the same request differ (fresh keys and nonce).
+    const std::optional<ConnectToken> t2 = parse_connect_token(issue_connect_token(key, r, 1000));
+    ASSERT_TRUE(t2);
+    EXPECT_NE(t2->private_token, t->private_token);
+    EXPECT_NE(t2->client_to_server, t->client_to_server);
+}
+
+TEST(ConnectToken, LimitsAndBadInputAreRefusedWithTheirReason) {
+    const Key key = test_key(4);
+    TokenRequest r;
+    r.client_id = 1;
+    // The largest token: 8 IPv6 servers with 5-digit ports and 256 bytes of user data fits a
+    // ConnectRequest.
+    for (int i = 0; i < 8; ++i) r.servers.push_back("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:fff" + std::to_string(i) + "]:65535");
+    r.user_data.assign(kMaxTokenUserData, 0xEE);
+    const std::optional<ConnectToken> big = parse_connect_token(issue_connect_token(key, r, 5));
+    ASSERT_TRUE(big);
+    TokenField tf{big->expire_s, big->private_token};
+    EXPECT_EQ(build_connect_request({}, 1, &tf).size(), kMinConnectRequestBytes);
+    EXPECT_EQ(build_challenge_response({}, 1, Cookie{}, &tf).size(), kMinConnectRequestBytes);
+    auto throws_with = [&](TokenRequest bad, const std::string& needle) {
+        try {
+            issue_connect_token(key, bad, 5);
+            ADD_FAILURE() << "no error for " << needle;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+    };
+    TokenRequest none;
+    throws_with(none, "1 to 8 servers");
+    TokenRequest host;
+    host.servers = {"game.example.com:40000"};
+    throws_with(host, "game.example.com:40000");
+    TokenRequest nine = r;
+    nine.servers.push_back("1.2.3.4:5");
+    throws_with(nine, "1 to 8 servers");
+    TokenRequest fat;
+    fat.servers = {"1.2.3.4:5"};
+    fat.user_data.assign(kMaxTokenUserData + 1, 0);
+    throws_with(fat, "user data");
+    std::string why;
+    EXPECT_FALSE(parse_connect_token(bytes_of("not a token at all, really"), &why));
+    EXPECT_NE(why.find("not a connect token"), std::string::npos) << why;
+}
+
+TEST(ConnectToken, AddressesAndKeysHaveOneCanonicalText) {
+    EXPECT_EQ(canonical_address("127.0.0.1:40000"), "127.0.0.1:40000");
+    EXPECT_EQ(canonical_address("[0:0:0:0:0:0:0:1]:7"), "[::1]:7");
+    EXPECT_EQ(canonical_address("localhost:40000"), "") << "names are not addresses";
+    EXPECT_EQ(canonical_address("1.2.3.4"), "");
+    EXPECT_EQ(canonical_address("1.2.3.4:65536"), "");
+    EXPECT_EQ(canonical_address("::1:5"), "") << "IPv6 needs brackets";
+    const Key k = random_key();
+    EXPECT_EQ(key_from_hex(key_to_hex(k)), k);
+    EXPECT_FALSE(key_from_hex("abc"));
+    EXPECT_FALSE(key_from_hex(std::string(63, '0') + "g"));
+    try {
+        read_key_file("/nonexistent/kinesync.key");
+        ADD_FAILURE();
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/kinesync.key"), std::string::npos) << e.what();
+    }
+}
+
+// ---- A real server with tokens, on loopback ----
+
+namespace {
+
+WorldConfig auth_world() {
+    WorldConfig wc;
+    wc.characters = 2;
+    wc.seed = 3;
+    return wc;
+}
+
+StreamServerConfig keyed(const Key& k) {
+    StreamServerConfig sc;
+    sc.private_key = k;
+    return sc;
+}
+
+std::vector<uint8_t> token_for(const Key& k, uint16_t port, uint64_t now_s, uint32_t valid_for = 60, const char* host = "127.0.0.1") {
+    TokenRequest r;
+    r.client_id = 4242;
+    r.servers = {std::string(host) + ":" + std::to_string(port)};
+    r.valid_for_s = valid_for;
+    return issue_connect_token(k, r, now_s);
+}
+
+// A token client, connected, with skeletons; snapshots flowing.
+void connect_with(UdpClient& c, const std::vector<uint8_t>& token, std::vector<std::vector<uint8_t>>* sent = nullptr) {
+    std::string why;
+    ASSERT_TRUE(c.session.set_connect_token(token, &why)) << why;
+    c.session.connect(c.now());
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ClientSession::State::Connected && c.session.skeletons_ready(); }, 5.0, sent))
+        << c.session.state_name() << ": " << c.session.disconnect_reason();
+}
+
+size_t decoded_for(UdpClient& c, double seconds) {
+    size_t n = 0;
+    c.run_until([&] {
+        n += c.session.take_received().size();
+        return false;
+    }, seconds);
+    return n;
+}
+
+}  // namespace
+
+TEST(ServerAuth, TokenHolderGetsASealedSessionAndSnapshotsDecode) {
+    const Key key = random_key();
+    ServerHarness h(auth_world(), keyed(key));
+    UdpClient c(h.port());
+    connect_with(c, token_for(key, h.port(), unix_now_s()));
+    EXPECT_GT(decoded_for(c, 0.5), 10u);
+    h.stop();
+    EXPECT_EQ(h.stats().connects, 1u);
+    EXPECT_EQ(h.stats().forged + h.stats().replayed + h.stats().unauthenticated, 0u);
+    EXPECT_EQ(c.session.stats().forged + c.session.stats().unauthenticated + c.session.stats().snapshot_errors, 0u);
+}
+
+TEST(ServerAuth, ASpoofedDisconnectAndForgedAcksAreIgnored) {
+    const Key key = random_key();
+    ServerHarness h(auth_world(), keyed(key));
+    UdpClient c(h.port());
+    connect_with(c, token_for(key, h.port(), unix_now_s()));
+    c.session.take_received();
+    // From the client's own address and port (what a spoofer forges): clear Disconnects, clear Acks
+    // claiming every packet, and sealed-looking datagrams under a wrong key.
+    // Paced (10 per kind every 20 ms) so the kernel's socket buffer keeps them all.
+    PacketSealer wrong(random_key());
+    for (uint16_t i = 0; i < 300; ++i) {
+        c.send_raw(build_disconnect({uint16_t(1000 + i), 0, 0}, "spoofed"));
+        c.send_raw(build_ack({uint16_t(2000 + i), uint16_t(i * 7), 0xFFFFFFFFu}, 0, {}));
+        c.send_raw(wrong.seal(build_ack({uint16_t(3000 + i), uint16_t(i * 7), 0xFFFFFFFFu}, 0, {})));
+        if (i % 10 == 9) c.run_until([] { return false; }, 0.02);
+    }
+    // The session lives on and keeps decoding every snapshot (no baseline it never had).
+    EXPECT_GT(decoded_for(c, 1.0), 30u);
+    EXPECT_EQ(c.session.state(), ClientSession::State::Connected);
+    EXPECT_EQ(h.client_count(), 1u);
+    h.stop();
+    EXPECT_EQ(c.session.stats().snapshot_errors, 0u);
+    EXPECT_EQ(h.stats().disconnects, 0u);
+    // Each one was judged and refused (the kernel may drop a few on a loaded machine), and none
+    // used up the client's own datagram rate.
+    EXPECT_GE(h.stats().unauthenticated, 570u);
+    EXPECT_GE(h.stats().forged, 285u);
+    EXPECT_EQ(h.stats().rate_limited, 0u);
+}
+
+TEST(ServerAuth, ReplayedSessionPacketsAndAReplayedHandshakeAreRefused) {
+    const Key key = random_key();
+    ServerHarness h(auth_world(), keyed(key));
+    UdpClient c(h.port());
+    std::vector<std::vector<uint8_t>> sent;
+    connect_with(c, token_for(key, h.port(), unix_now_s()), &sent);
+    c.run_until([] { return false; }, 0.3, &sent);
+    std::vector<std::vector<uint8_t>> sealed, handshake;
+    for (const auto& d : sent) (looks_sealed(d) ? sealed : handshake).push_back(d);
+    ASSERT_GT(sealed.size(), 5u);
+    ASSERT_GE(handshake.size(), 2u) << "a ConnectRequest and a ChallengeResponse";
+    // Every sealed datagram again (from the same address: a replay, not a spoof).
+    for (const auto& d : sealed) c.send_raw(d);
+    c.run_until([] { return false; }, 0.3);
+    EXPECT_EQ(c.session.state(), ClientSession::State::Connected);
+    // The session ends; its handshake is replayed from the same port 1 s later: no new session.
+    c.session.disconnect(c.now());
+    c.pump();
+    ASSERT_TRUE(c.run_until([&] { return h.client_count() == 0; }, 2.0));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    for (int round = 0; round < 3; ++round) {
+        for (const auto& d : handshake) c.send_raw(d);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(h.client_count(), 0u);
+    h.stop();
+    EXPECT_GE(h.stats().replayed, sealed.size() / 2) << "replays counted (some may arrive after the session ended)";
+    EXPECT_GE(h.stats().tokens_refused, 1u);
+    EXPECT_EQ(h.stats().connects, 1u);
+}
+
+TEST(ServerAuth, BadTokensAreRefusedWithAReason) {
+    const Key key = random_key();
+    ServerHarness h(auth_world(), keyed(key));
+    const uint64_t now = unix_now_s();
+    struct Case {
+        const char* what;
+        std::vector<uint8_t> token;
+        const char* reason;
+    } cases[] = {
+        {"expired", token_for(key, h.port(), now - 100, 30), "expired"},
+        {"another key", token_for(random_key(), h.port(), now), "invalid"},
+        {"another server", token_for(key, uint16_t(h.port() + 1), now), "another server"},
+    };
+    for (const Case& k : cases) {
+        ClientSessionConfig cfg;
+        cfg.timeout_s = 0.8;
+        UdpClient c(h.port(), cfg);
+        std::string why;
+        ASSERT_TRUE(c.session.set_connect_token(k.token, &why)) << why;
+        c.session.connect(c.now());
+        // The client refuses an expired token itself; a server refusal shows when the attempt ends.
+        c.run_until([&] { return c.session.state() == ClientSession::State::Disconnected; }, 3.0);
+        EXPECT_EQ(c.session.state(), ClientSession::State::Disconnected) << k.what;
+        EXPECT_NE(c.session.disconnect_reason().find(k.reason), std::string::npos) << k.what << ": " << c.session.disconnect_reason();
+    }
+    // A token used once cannot open a second session, from anywhere.
+    const std::vector<uint8_t> once = token_for(key, h.port(), now);
+    UdpClient first(h.port());
+    connect_with(first, once);
+    ClientSessionConfig cfg;
+    cfg.timeout_s = 0.8;
+    UdpClient second(h.port(), cfg);
+    second.session.set_connect_token(once);
+    second.session.connect(second.now());
+    second.run_until([&] { return second.session.state() == ClientSession::State::Disconnected; }, 3.0);
+    EXPECT_NE(second.session.disconnect_reason().find("already used"), std::string::npos) << second.session.disconnect_reason();
+    // A client without a token is told one is needed.
+    UdpClient dev(h.port());
+    dev.session.connect(dev.now());
+    dev.run_until([&] { return dev.session.state() == ClientSession::State::Disconnected; }, 2.0);
+    EXPECT_NE(dev.session.disconnect_reason().find("token required"), std::string::npos) << dev.session.disconnect_reason();
+    EXPECT_EQ(h.client_count(), 1u);
+    h.stop();
+    EXPECT_GE(h.stats().tokens_refused, 4u);
+}
+
+TEST(ServerAuth, APublicBindNeedsAKeyOrAnExplicitDevMode) {
+    quiet_server_logger();
+    StreamServerConfig sc;
+    sc.bind = "0.0.0.0";
+    sc.port = 0;
+    try {
+        StreamServer s(sc);
+        ADD_FAILURE() << "served 0.0.0.0 unauthenticated";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("without authentication"), std::string::npos) << e.what();
+    }
+    sc.private_key = random_key();
+    try {
+        StreamServer s(sc);
+        ADD_FAILURE() << "tokens without a public address";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("public"), std::string::npos) << e.what();
+    }
+    sc.public_address = "203.0.113.7:40000";
+    EXPECT_NO_THROW(StreamServer{sc});
+    sc.private_key.reset();
+    sc.insecure_dev = true;
+    EXPECT_NO_THROW(StreamServer{sc});
+}
+
+// ---- Admission and budgets, in process (any source address) ----
+
+namespace {
+
+struct InProcess {
+    Roster roster;
+    std::vector<std::pair<asio::ip::udp::endpoint, std::vector<uint8_t>>> out;
+    asio::io_context io;
+    std::unique_ptr<Server> server;
+    explicit InProcess(ServerConfig sc) {
+        quiet_server_logger();
+        Skeleton s;
+        s.names = {"root", "a"};
+        s.parents = {-1, 0};
+        s.offsets = {{0, 0, 0}, {0, 1, 0}};
+        roster.skeletons[0] = {"arm", s, 0.01f, plan_precision(s, 0.01f)};
+        roster.characters[0] = {0, "a"};
+        sc.worker_threads = 0;
+        sc.transport = [this](const asio::ip::udp::endpoint& to, std::span<const uint8_t> b) { out.push_back({to, {b.begin(), b.end()}}); };
+        server = std::make_unique<Server>(io, sc, roster);
+    }
+    size_t sent_to(const asio::ip::udp::endpoint& ep, MessageType type) const {
+        size_t n = 0;
+        for (const auto& [to, b] : out) {
+            const auto p = decode_packet(b);
+            n += to == ep && p && p->type == type;
+        }
+        return n;
+    }
+};
+
+asio::ip::udp::endpoint ep(const char* addr, uint16_t port) { return {asio::ip::make_address(addr), port}; }
+
+}  // namespace
+
+TEST(ServerAdmission, OneAddressGetsABurstOfChallengesThenItsRate) {
+    ServerConfig sc;
+    sc.handshake_rate = 10;
+    sc.handshake_burst = 20;
+    InProcess p(sc);
+    // 200 requests at once from one address (many ports), and one from another address.
+    for (uint16_t i = 0; i < 200; ++i) p.server->inject(ep("198.51.100.1", uint16_t(6000 + i)), build_connect_request({}, i + 1));
+    p.server->inject(ep("198.51.100.2", 6000), build_connect_request({}, 9));
+    size_t challenges_a = 0;
+    for (uint16_t i = 0; i < 200; ++i) challenges_a += p.sent_to(ep("198.51.100.1", uint16_t(6000 + i)), MessageType::Challenge);
+    EXPECT_LE(challenges_a, 21u) << "the burst (and what refilled meanwhile)";
+    EXPECT_GE(challenges_a, 19u);
+    EXPECT_EQ(p.sent_to(ep("198.51.100.2", 6000), MessageType::Challenge), 1u) << "another address is not affected";
+    EXPECT_GE(p.server->stats().rate_limited, 179u);
+}
+
+TEST(ServerAdmission, ASessionFloodingPingsGetsAtMostItsBurstOfPongs) {
+    ServerConfig sc;
+    sc.session_rate = 50;
+    sc.session_burst = 100;
+    sc.secret_seed = 5;
+    InProcess p(sc);
+    const auto a = ep("198.51.100.9", 7000);
+    p.server->inject(a, build_connect_request({}, 77));
+    ASSERT_EQ(p.out.size(), 1u);
+    const auto ch = decode_packet(p.out[0].second);
+    ASSERT_TRUE(ch);
+    Cookie cookie{};
+    std::copy(ch->message<wire::Challenge>()->cookie()->begin(), ch->message<wire::Challenge>()->cookie()->end(), cookie.begin());
+    p.server->inject(a, build_challenge_response({0, 0, 0}, 77, cookie));
+    ASSERT_EQ(p.sent_to(a, MessageType::Accept), 1u);
+    for (uint16_t i = 0; i < 1000; ++i) p.server->inject(a, build_ping({uint16_t(i + 1), 0, 0}, i, i));
+    const size_t pongs = p.sent_to(a, MessageType::Pong);
+    EXPECT_LE(pongs, 102u);
+    EXPECT_GE(pongs, 99u);
+    EXPECT_GE(p.server->stats().rate_limited, 898u);
+}
