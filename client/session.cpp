@@ -43,7 +43,7 @@ void ClientSession::connect(double now_s) {
     any_tick_ = false;
     missing_ticks_.clear();
     clock_valid_ = false;
-    reason_.clear();
+    refusal_.clear();
     sealer_.reset();
     opener_.reset();
     if (token_) {
@@ -130,8 +130,8 @@ void ClientSession::update(double now_s) {
     }
     if ((state_ == State::Connected || state_ == State::Challenged || state_ == State::Connecting) &&
         now_s - last_heard_ > cfg_.timeout_s) {
-        if (reason_.empty()) reason_ = state_ == State::Connected ? "timed out" : "no answer from the server";
-        else if (state_ != State::Connected) reason_ = "no answer from the server (it said: " + reason_ + ")";
+        if (state_ == State::Connected) reason_ = "timed out";
+        else reason_ = refusal_.empty() ? "no answer from the server" : "no answer from the server (it said: " + refusal_ + ")";
         state_ = State::Disconnected;
     }
 }
@@ -170,7 +170,7 @@ void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed
         // times out (reporting it).
         if (p->type == MessageType::Disconnect && state_ != State::Connected) {
             const auto* d = p->message<wire::Disconnect>();
-            reason_ = d->reason() ? d->reason()->str() : std::string("refused");
+            refusal_ = d->reason() ? d->reason()->str() : std::string("refused");
             return;
         }
         if (p->type != MessageType::Challenge) {

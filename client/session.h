@@ -72,6 +72,11 @@ public:
     // session: after a disconnect, set a fresh one before connecting again.
     bool set_connect_token(std::span<const uint8_t> token, std::string* error = nullptr);
     const std::optional<net::ConnectToken>& connect_token() const { return token_; }
+    // Ends the session (no goodbye: e.g. no token could be had) with this reason.
+    void fail(const std::string& reason) {
+        state_ = State::Disconnected;
+        reason_ = reason;
+    }
     // Why the last session ended or the handshake failed ("" while none did).
     const std::string& disconnect_reason() const { return reason_; }
     // Where this client watches from (metres, world): sent to the server now and then (at most
@@ -124,6 +129,7 @@ private:
     std::optional<net::PacketOpener> opener_;
     std::vector<uint8_t> opened_;
     std::string reason_;
+    std::string refusal_;  // a clear Disconnect during a token handshake (maybe spoofed)
     double last_connect_send_ = -1e9, last_heard_ = 0, last_ack_ = -1e9, last_ping_ = -1e9, connect_started_ = 0;
     uint16_t next_sequence_ = 0;
     net::AckTracker received_;

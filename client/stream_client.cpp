@@ -103,6 +103,7 @@ struct StreamClient::Impl {
         last_est = -1e300;
     }
     void track_state(double t);
+    void start_session(double t);
     void take_news(double t);
     void render(double t);
 };
@@ -159,8 +160,24 @@ void StreamClient::connect() {
     std::lock_guard<std::mutex> lock(im.m);
     im.user_disconnected = false;
     im.disconnected_at = -1;
-    im.session.connect(im.now());
-    im.send_out(im.now());
+    im.start_session(im.now());
+}
+
+void StreamClient::Impl::start_session(double t) {
+    if (cfg.fetch_token) {
+        std::string why;
+        try {
+            if (!session.set_connect_token(cfg.fetch_token(), &why)) why = "connect token: " + why;
+        } catch (const std::exception& e) {
+            why = std::string("fetching a connect token: ") + e.what();
+        }
+        if (!why.empty()) {
+            session.fail(why);
+            return;
+        }
+    }
+    session.connect(t);
+    send_out(t);
 }
 
 void StreamClient::connect(const std::vector<uint8_t>& token) {
@@ -221,8 +238,8 @@ void StreamClient::Impl::track_state(double t) {
         t - disconnected_at >= cfg.reconnect_after_s) {
         // The server went away (or restarted): start over with a fresh handshake and history.
         ++reconnects;
-        session.connect(t);
-        send_out(t);
+        disconnected_at = t;  // a failed attempt waits as long again
+        start_session(t);
         last_state = session.state();
     }
 }

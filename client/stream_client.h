@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,10 @@ struct StreamClientConfig {
     // the session is authenticated and sealed. A token opens one session: reconnecting (including
     // reconnect_after_s) needs a fresh one, given to connect(token). Empty: a dev-mode server.
     std::vector<uint8_t> connect_token;
+    // Or: asked for a fresh token before every connection attempt, automatic reconnects included
+    // (e.g. a request to the game's backend). It must name host:port. A throw is reported as the
+    // disconnect reason.
+    std::function<std::vector<uint8_t>()> fetch_token;
 };
 
 enum class ClientEventKind { Connected, Disconnected, CharacterAdded, CharacterRemoved, Teleport, Reset };

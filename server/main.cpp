@@ -6,6 +6,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -55,7 +56,15 @@ int main(int argc, char** argv) {
     app.add_option("--teleport-every", wc.controller.teleport_every_s, "teleport each character about every S seconds (0: never)")->capture_default_str();
     app.add_option("--reset-every", wc.controller.reset_every_s, "reset each character into another clip about every S seconds (0: never)")->capture_default_str();
     app.add_option("--seed", wc.seed, "seed for every random choice")->capture_default_str();
-    app.add_option("--bind", sc.bind, "address to bind")->capture_default_str();
+    app.add_option("--bind", sc.bind, "address to bind (a non-loopback address needs --key-file or --insecure-dev)")->capture_default_str();
+    std::string key_file;
+    app.add_option("--key-file", key_file,
+                   "the private key shared with the game's backend (kinesync-token keygen): only clients with a connect token get in, "
+                   "every session packet is sealed; the key may also come as 64 hex digits in KINESYNC_PRIVATE_KEY");
+    app.add_option("--public-address", sc.public_address,
+                   "ADDRESS:PORT connect tokens must name (default: --bind and the port; needed when binding 0.0.0.0)");
+    app.add_flag("--insecure-dev", sc.insecure_dev,
+                 "serve without connect tokens or encryption even on a non-loopback address (anyone can connect or spoof)");
     app.add_option("--port", port, "UDP port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
     app.add_option("--snapshot-hz", sc.snapshot_hz, "snapshots per second to each client")->capture_default_str()->check(CLI::Range(1.0f, 240.0f));
     app.add_option("--bandwidth", bandwidth_kbps, "per-client budget, kbit/s of UDP payload")->capture_default_str()->check(CLI::PositiveNumber);
@@ -91,6 +100,16 @@ int main(int argc, char** argv) {
     sc.record_path = record;
     sc.record_scenario = join_args(argc, argv);
     sc.record_seed = wc.seed;
+    try {
+        if (!key_file.empty()) sc.private_key = net::read_key_file(key_file);
+        else if (const char* hex = std::getenv("KINESYNC_PRIVATE_KEY"); hex && *hex) {
+            sc.private_key = net::key_from_hex(hex);
+            if (!sc.private_key) throw std::runtime_error("KINESYNC_PRIVATE_KEY: not a key (expected 64 hex digits)");
+        }
+    } catch (const std::exception& e) {
+        log->error("{}", e.what());
+        return 2;
+    }
 
     std::unique_ptr<ClipLibrary> lib;
     try {
@@ -135,7 +154,8 @@ int main(int argc, char** argv) {
         return rc;
     }
 
-    log->info("serving {} characters on {}:{}", wc.characters, sc.bind, server->port());
+    log->info("serving {} characters on {}:{} ({})", wc.characters, sc.bind, server->port(),
+              sc.private_key ? "connect tokens required, sessions sealed" : "dev mode: no authentication");
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     uint64_t missed = 0;

@@ -14,6 +14,14 @@ StreamClientConfig Bot::client_config(const BotConfig& cfg) {
     c.simulate = cfg.profile;
     c.seed = cfg.seed;
     c.viewpoint = cfg.viewpoint;
+    c.connect_token = cfg.connect_token;
+    if (cfg.token_key)
+        c.fetch_token = [key = *cfg.token_key, server = cfg.host + ":" + std::to_string(cfg.port), id = cfg.seed] {
+            net::TokenRequest r;
+            r.client_id = id;
+            r.servers = {server};
+            return net::issue_connect_token(key, r, net::unix_now_s());
+        };
     return c;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "client/stream_client.h"
+#include "common/net/connect_token.h"
 
 namespace ks {
 
@@ -19,6 +20,10 @@ struct BotConfig {
     double render_hz = 60.0;
     double reconnect_after_s = 1.0;
     std::optional<vec3> viewpoint;  // metres: reported to the server (relevance)
+    // The servers' private key, standing in for a game's backend: each connection attempt gets a
+    // fresh connect token for host:port (a test bench convenience; a game client never holds it).
+    std::optional<net::Key> token_key;
+    std::vector<uint8_t> connect_token;  // or one token (one session)
 };
 
 struct BotReport {
@@ -40,6 +45,7 @@ public:
     void poll(double now_s);
     BotReport report(double now_s) const;
     ClientSession::State state() const { return client_.state(); }
+    std::string disconnect_reason() const { return client_.disconnect_reason(); }
     ClientSessionStats session_stats() const { return client_.stats().session; }
     // The displayed local pose of a character (joint 0 in the world), if any.
     const Pose* displayed(uint16_t character) const;

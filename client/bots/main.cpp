@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "client/bots/bot.h"
@@ -49,6 +50,10 @@ int main(int argc, char** argv) {
     std::vector<float> viewpoint;
     app.add_option("--viewpoint", viewpoint, "X Y Z (metres): where the bots watch from; the server sends the nearest first")
         ->expected(3);
+    std::string token_file, key_file;
+    app.add_option("--token", token_file, "a connect token file (kinesync-token issue) for a server that requires one (one bot)");
+    app.add_option("--key-file", key_file,
+                   "the servers' private key: mint a fresh token for every bot and connection, as a game's backend would (test bench)");
     cli::add_version_flag(app, "kinesync-client", KS_VERSION);
     if (const auto exit_code = cli::parse_or_exit(app, argc, argv)) return *exit_code;
 
@@ -59,6 +64,21 @@ int main(int argc, char** argv) {
     bc.port = hp.port;
     strategy_from_name(strategy, rc.strategy);
     bc.reconstruct = rc;
+    std::vector<uint8_t> token;
+    try {
+        if (!key_file.empty()) bc.token_key = net::read_key_file(key_file);
+        if (!token_file.empty()) {
+            if (bots != 1) throw std::runtime_error("--token opens one session: use --bots 1, or --key-file to mint tokens");
+            std::ifstream in(token_file, std::ios::binary);
+            if (!in) throw std::runtime_error(token_file + ": cannot read the token file");
+            token.assign(std::istreambuf_iterator<char>(in), {});
+            std::string why;
+            if (!net::parse_connect_token(token, &why)) throw std::runtime_error(token_file + ": " + why);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kinesync-client: %s\n", e.what());
+        return 2;
+    }
     if (!profile.empty() || any_network_option(app)) {
         try {
             bc.profile = resolve_network(app, net, profile);
@@ -73,6 +93,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i < bots; ++i) {
             BotConfig b = bc;
             b.seed = seed * 1000 + uint64_t(i);
+            b.connect_token = token;
             all.push_back(std::make_unique<Bot>(b));
         }
     } catch (const std::exception& e) {
@@ -106,7 +127,9 @@ int main(int argc, char** argv) {
     // connected, losing the server later is the bots' to handle (they reconnect).
     bool ever_connected = false;
     auto no_server = [&](double waited) {
-        std::fprintf(stderr, "kinesync-client: no server answered at %s within %g s\n", server.c_str(), std::round(waited * 10.0) / 10.0);
+        const std::string why = all.empty() ? std::string() : all.front()->disconnect_reason();
+        std::fprintf(stderr, "kinesync-client: no server answered at %s within %g s%s\n", server.c_str(), std::round(waited * 10.0) / 10.0,
+                     why.empty() ? "" : (" (" + why + ")").c_str());
         return 1;
     };
     while (!g_stop && (duration <= 0 || now() < duration)) {

@@ -59,7 +59,7 @@ KS_API const char* ks_version(void);
 typedef struct ks_server ks_server;
 
 typedef struct ks_server_config {
-    const char* bind;        /* "0.0.0.0" */
+    const char* bind;        /* "127.0.0.1"; a public address needs private_key_hex or insecure_dev */
     uint16_t port;           /* 40000; 0: any free port */
     int network;             /* 1; 0: no socket (an offline run that only records) */
     float tick_hz;           /* 60 */
@@ -69,9 +69,20 @@ typedef struct ks_server_config {
     double timeout_s;        /* 5 */
     ks_io_mode io;           /* KS_IO_OWN_THREAD */
     const char* record_path; /* NULL: no recording */
+    /* Connect tokens: the private key shared with the game's backend, 64 hex digits (NULL: dev
+     * mode, no authentication). With it only token holders get in and sessions are sealed. */
+    const char* private_key_hex;
+    const char* public_address; /* "address:port" tokens name; NULL: bind and port */
+    int insecure_dev;           /* 1: allow dev mode on a non-loopback bind (anyone can connect) */
 } ks_server_config;
 
 KS_API void ks_server_config_init(ks_server_config* cfg);
+/* What a game's backend does: a connect token for one player (client_id) good for `valid_for_s`
+ * seconds on the servers named ("address:port", numeric; 1 to 8). Writes at most `capacity` bytes
+ * to out and the token's size to *out_size (KS_ERROR_INVALID_ARGUMENT, with the size needed, when
+ * it does not fit; 2048 always does). */
+KS_API ks_result ks_token_issue(const char* private_key_hex, const char* const* servers, int server_count, uint64_t client_id,
+                                uint32_t valid_for_s, uint8_t* out, size_t capacity, size_t* out_size);
 KS_API ks_result ks_server_create(const ks_server_config* cfg, ks_server** out);
 KS_API void ks_server_destroy(ks_server* s);
 KS_API uint16_t ks_server_port(const ks_server* s);
@@ -101,7 +112,11 @@ typedef struct ks_client_config {
     const char* strategy; /* "deadblend+sod"; also snap, interp, hermite, extrap, deadblend */
     ks_io_mode io;        /* KS_IO_PUMPED */
     double timeout_s;     /* 5 */
-    double reconnect_after_s; /* -1: never reconnect on its own */
+    double reconnect_after_s; /* -1: never reconnect on its own (a token opens one session) */
+    /* A connect token as the backend issued it (NULL: a dev-mode server). With one, the client
+     * connects to the token's first server; host and port are not used. Copied at create. */
+    const uint8_t* connect_token;
+    size_t connect_token_size;
 } ks_client_config;
 
 typedef enum ks_client_state {
@@ -143,6 +158,11 @@ KS_API void ks_client_config_init(ks_client_config* cfg);
 KS_API ks_result ks_client_create(const ks_client_config* cfg, ks_client** out);
 KS_API void ks_client_destroy(ks_client* c);
 KS_API ks_result ks_client_connect(ks_client* c);
+/* Connects again with a fresh connect token (a token opens one session). */
+KS_API ks_result ks_client_connect_token(ks_client* c, const uint8_t* token, size_t size);
+/* Why the last session ended or the handshake failed ("" while none did); valid until the next
+ * call on this client. */
+KS_API const char* ks_client_disconnect_reason(ks_client* c);
 KS_API ks_result ks_client_disconnect(ks_client* c);
 /* Once per render frame: network (when pumped), characters in and out, every character rendered. */
 KS_API ks_result ks_client_update(ks_client* c);

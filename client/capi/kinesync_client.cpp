@@ -17,6 +17,7 @@ static_assert(int(ClientEventKind::CharacterAdded) == KS_EVENT_CHARACTER_ADDED &
 struct ks_client {
     StreamClient client;
     std::deque<ClientEvent> events;
+    std::string reason;  // ks_client_disconnect_reason's storage
     explicit ks_client(const StreamClientConfig& cfg) : client(cfg) {}
 };
 
@@ -40,6 +41,8 @@ void ks_client_config_init(ks_client_config* cfg) {
     cfg->io = KS_IO_PUMPED;
     cfg->timeout_s = 5.0;
     cfg->reconnect_after_s = -1.0;
+    cfg->connect_token = nullptr;
+    cfg->connect_token_size = 0;
 }
 
 ks_result ks_client_create(const ks_client_config* cfg, ks_client** out) {
@@ -54,8 +57,11 @@ ks_result ks_client_create(const ks_client_config* cfg, ks_client** out) {
         c.io = cfg->io == KS_IO_OWN_THREAD ? IoMode::OwnThread : IoMode::Pumped;
         c.timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 5.0;
         c.reconnect_after_s = cfg->reconnect_after_s;
+        if (cfg->connect_token) c.connect_token.assign(cfg->connect_token, cfg->connect_token + cfg->connect_token_size);
         try {
             *out = new ks_client(c);
+        } catch (const std::invalid_argument& e) {
+            return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_client_create: ") + e.what());
         } catch (const std::runtime_error& e) {
             return fail(KS_ERROR_NETWORK, e.what());
         }
@@ -79,6 +85,25 @@ ks_result ks_client_connect(ks_client* c) {
         c->client.connect();
         return KS_OK;
     });
+}
+
+ks_result ks_client_connect_token(ks_client* c, const uint8_t* token, size_t size) {
+    return guarded([&] {
+        KS_NEED(c);
+        if (!token) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_connect_token: NULL token");
+        try {
+            c->client.connect(std::vector<uint8_t>(token, token + size));
+        } catch (const std::invalid_argument& e) {
+            return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_client_connect_token: ") + e.what());
+        }
+        return KS_OK;
+    });
+}
+
+const char* ks_client_disconnect_reason(ks_client* c) {
+    if (!c) return "";
+    c->reason = c->client.disconnect_reason();
+    return c->reason.c_str();
 }
 
 ks_result ks_client_disconnect(ks_client* c) {

@@ -24,7 +24,7 @@ extern "C" {
 void ks_server_config_init(ks_server_config* cfg) {
     if (!cfg) return;
     const StreamServerConfig d;
-    cfg->bind = "0.0.0.0";
+    cfg->bind = "127.0.0.1";
     cfg->port = d.port;
     cfg->network = 1;
     cfg->tick_hz = d.tick_hz;
@@ -34,6 +34,37 @@ void ks_server_config_init(ks_server_config* cfg) {
     cfg->timeout_s = d.timeout_s;
     cfg->io = KS_IO_OWN_THREAD;
     cfg->record_path = nullptr;
+    cfg->private_key_hex = nullptr;
+    cfg->public_address = nullptr;
+    cfg->insecure_dev = 0;
+}
+
+ks_result ks_token_issue(const char* private_key_hex, const char* const* servers, int server_count, uint64_t client_id,
+                         uint32_t valid_for_s, uint8_t* out, size_t capacity, size_t* out_size) {
+    return guarded([&] {
+        if (!private_key_hex || !servers || server_count < 0 || !out_size || (!out && capacity))
+            return fail(KS_ERROR_INVALID_ARGUMENT, "ks_token_issue: NULL argument");
+        const std::optional<net::Key> key = net::key_from_hex(private_key_hex);
+        if (!key) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_token_issue: the private key is not 64 hex digits");
+        net::TokenRequest r;
+        r.client_id = client_id;
+        r.valid_for_s = valid_for_s;
+        for (int i = 0; i < server_count; ++i) {
+            if (!servers[i]) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_token_issue: NULL server name");
+            r.servers.push_back(servers[i]);
+        }
+        std::vector<uint8_t> token;
+        try {
+            token = net::issue_connect_token(*key, r, net::unix_now_s());
+        } catch (const std::invalid_argument& e) {
+            return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_token_issue: ") + e.what());
+        }
+        *out_size = token.size();
+        if (token.size() > capacity)
+            return fail(KS_ERROR_INVALID_ARGUMENT, "ks_token_issue: the token needs " + std::to_string(token.size()) + " bytes");
+        std::copy(token.begin(), token.end(), out);
+        return KS_OK;
+    });
 }
 
 ks_result ks_server_create(const ks_server_config* cfg, ks_server** out) {
@@ -51,6 +82,12 @@ ks_result ks_server_create(const ks_server_config* cfg, ks_server** out) {
         c.timeout_s = cfg->timeout_s;
         c.io = cfg->io == KS_IO_PUMPED ? IoMode::Pumped : IoMode::OwnThread;
         if (cfg->record_path) c.record_path = cfg->record_path;
+        if (cfg->private_key_hex) {
+            c.private_key = net::key_from_hex(cfg->private_key_hex);
+            if (!c.private_key) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_server_create: private_key_hex is not 64 hex digits");
+        }
+        if (cfg->public_address) c.public_address = cfg->public_address;
+        c.insecure_dev = cfg->insecure_dev != 0;
         try {
             *out = new ks_server(c);
         } catch (const std::runtime_error& e) {

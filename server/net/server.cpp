@@ -97,7 +97,8 @@ void Server::resolve_security() {
     if (!cfg_.private_key) {
         if (!cfg_.insecure_dev && !loopback && !cfg_.transport)
             throw std::runtime_error("refusing to serve " + cfg_.bind + " without authentication: give the servers' private key " +
-                                     "(connect tokens) or ask for the unauthenticated dev mode explicitly (insecure_dev)");
+                                     "(connect tokens; kinesync-server --key-file) or ask for the unauthenticated dev mode explicitly " +
+                                     "(insecure_dev; --insecure-dev)");
         return;
     }
     secure_ = true;
@@ -109,7 +110,7 @@ void Server::resolve_security() {
     } else {
         if (ec || bind.is_unspecified())
             throw std::runtime_error("connect tokens name the server's address: binding " + cfg_.bind +
-                                     ", give the public address:port clients reach (public_address)");
+                                     ", give the public address:port clients reach (public_address; --public-address)");
         public_address_ = canonical_address((bind.is_v6() ? "[" + cfg_.bind + "]" : cfg_.bind) + ":" + std::to_string(port_ ? port_ : cfg_.port));
     }
 }

@@ -129,6 +129,63 @@ int main(void) {
     CHECK(ks_server_close(server) == KS_OK, "%s", ks_last_error());
     CHECK(ks_server_end_tick(server, NULL) == KS_ERROR_STATE, "end_tick after close accepted");
     ks_server_destroy(server);
+
+    /* Connect tokens: a keyed server, a token from ks_token_issue, a sealed session; the same
+     * token refused the second time, with a reason. */
+    {
+        const char* key = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+        ks_server_config ks;
+        ks_server_config_init(&ks);
+        ks.port = 0;
+        ks.io = KS_IO_PUMPED;
+        ks.private_key_hex = key;
+        ks_server* secure = NULL;
+        CHECK(ks_server_create(&ks, &secure) == KS_OK, "keyed server: %s", ks_last_error());
+        uint16_t sk2 = 0, ch2 = 0;
+        CHECK(ks_server_add_skeleton(secure, "stick", 2, parents, names, offsets, 1.0f, &sk2) == KS_OK, "%s", ks_last_error());
+        CHECK(ks_server_add_character(secure, sk2, "c", &ch2) == KS_OK, "%s", ks_last_error());
+        char where[64];
+        snprintf(where, sizeof where, "127.0.0.1:%u", (unsigned)ks_server_port(secure));
+        const char* servers[1] = {where};
+        uint8_t token[2048];
+        size_t token_size = 0;
+        CHECK(ks_token_issue(key, servers, 1, 99, 60, token, 8, &token_size) == KS_ERROR_INVALID_ARGUMENT && token_size > 8,
+              "a small buffer accepted");
+        CHECK(ks_token_issue("zz", servers, 1, 99, 60, token, sizeof token, &token_size) == KS_ERROR_INVALID_ARGUMENT, "bad key accepted");
+        CHECK(ks_token_issue(key, servers, 1, 99, 60, token, sizeof token, &token_size) == KS_OK, "%s", ks_last_error());
+        ks_client_config tc;
+        ks_client_config_init(&tc);
+        tc.host = "203.0.113.1"; /* not used: the token names the server */
+        tc.connect_token = token;
+        tc.connect_token_size = token_size;
+        ks_client* tclient = NULL;
+        CHECK(ks_client_create(&tc, &tclient) == KS_OK, "token client: %s", ks_last_error());
+        CHECK(ks_client_connect(tclient) == KS_OK, "%s", ks_last_error());
+        for (int i = 0; i < 200 && ks_client_get_state(tclient) != KS_CLIENT_CONNECTED; ++i) {
+            ks_server_set_pose(secure, ch2, joints, 2);
+            ks_server_end_tick(secure, NULL);
+            ks_client_update(tclient);
+            sleep_ms(5);
+        }
+        CHECK(ks_client_get_state(tclient) == KS_CLIENT_CONNECTED, "token client state %d", (int)ks_client_get_state(tclient));
+        ks_server_end_tick(secure, NULL);
+        CHECK(ks_server_client_count(secure) == 1, "keyed server sees %u clients", ks_server_client_count(secure));
+        ks_client_disconnect(tclient);
+        for (int i = 0; i < 5; ++i) {
+            ks_server_end_tick(secure, NULL);
+            sleep_ms(5);
+        }
+        CHECK(ks_client_connect_token(tclient, token, token_size) == KS_OK, "%s", ks_last_error());
+        for (int i = 0; i < 300 && ks_client_get_state(tclient) != KS_CLIENT_DISCONNECTED; ++i) {
+            ks_server_end_tick(secure, NULL);
+            ks_client_update(tclient);
+            sleep_ms(20);
+        }
+        CHECK(ks_client_get_state(tclient) == KS_CLIENT_DISCONNECTED, "a used token connected");
+        CHECK(strstr(ks_client_disconnect_reason(tclient), "already used") != NULL, "reason '%s'", ks_client_disconnect_reason(tclient));
+        ks_client_destroy(tclient);
+        ks_server_destroy(secure);
+    }
     ks_server_destroy(NULL);
     ks_client_destroy(NULL);
     if (failures) {
