@@ -43,6 +43,9 @@ if [ "$sanitize" = 1 ]; then
   cmake --build build-fuzz -j "$jobs" --target kinesync-fuzz-packet kinesync-fuzz-server
   mkdir -p build-fuzz/corpus-packet build-fuzz/corpus-server
   ./build-fuzz/kinesync-fuzz-packet -ks_write_seeds=build-fuzz/corpus-packet > /dev/null
+  # Server scripts: a dev-mode and a token-mode one (handshakes, then sealed records).
+  printf '\x00\x80\x00\x00\x01\x00\x00\x81\x00\x00' > build-fuzz/corpus-server/seed-dev
+  printf '\x01\x80\x00\x00\xc0\x02\x00\x00\x00\xc0\x00\x00\x81\x00\x00\x41\x00\x00' > build-fuzz/corpus-server/seed-tokens
   ./build-fuzz/kinesync-fuzz-packet -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-packet 2>&1 | tail -1
   ./build-fuzz/kinesync-fuzz-server -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-server 2>&1 | tail -1
 fi

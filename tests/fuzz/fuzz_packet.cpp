@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "common/net/connect_token.h"
 #include "common/net/protocol.h"
+#include "common/net/secure_channel.h"
 
 namespace {
 
@@ -139,5 +141,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (err == DecodeError::Count || decode_error_name(err)[0] == '\0') {
         std::abort();
     }
+    // The same bytes as a sealed datagram (must never open under a key the input cannot know) and
+    // as a connect token (parsed, or refused with a reason).
+    static const Key key = [] {
+        Key k;
+        k.fill(7);
+        return k;
+    }();
+    PacketOpener opener(key);
+    std::vector<uint8_t> inner;
+    if (opener.open(std::span<const uint8_t>(data, size), inner) == PacketOpener::Result::Ok) std::abort();
+    std::string why;
+    if (!parse_connect_token(std::span<const uint8_t>(data, size), &why) && why.empty()) std::abort();
     return 0;
 }
