@@ -286,3 +286,61 @@ TEST(ServerE2E, OneAddressCannotTakeMoreThanItsShareOfSlots) {
     h.stop();
     EXPECT_GE(h.stats().refused, 1u);
 }
+
+TEST(ServerE2E, ReliableTrafficToAClientThatNeverAcknowledgesStaysWithinItsBudget) {
+    // A 1024-joint skeleton: its definitions take 41 datagrams (~49 kB). Resending them all at
+    // every backoff step (0.25, 0.5, 1, 2 s) would send ~196 kB in 3 s; inside the 32 kB/s
+    // budget (256 kbit/s) a client that acknowledges nothing gets at most a second's worth banked
+    // plus the budget's rate, and is dropped when a message stays unacknowledged too long.
+    quiet_server_logger();
+    StreamServerConfig sc;
+    sc.port = 0;
+    sc.bandwidth_bps = 256000.0f;
+    sc.reliable_timeout_s = 3.0;
+    StreamServer server(sc);
+    Skeleton big;
+    for (int j = 0; j < 1024; ++j) {
+        big.names.push_back("joint_number_" + std::to_string(j));
+        big.parents.push_back(j - 1);
+        big.offsets.push_back({0, 0.01f, 0});
+    }
+    const uint16_t ch = server.add_character(server.add_skeleton("big", big, 1.0f), "tall");
+    std::atomic<bool> stop{false};
+    std::thread ticker([&] {
+        const Pose pose(1024);
+        while (!stop) {
+            server.set_pose(ch, pose);
+            server.end_tick();
+            std::this_thread::sleep_for(std::chrono::milliseconds(16));
+        }
+    });
+    UdpClient c(server.port());
+    ASSERT_FALSE(handshake_by_hand(c, 5).empty()) << "challenged";
+    const double t0 = c.now();
+    std::vector<std::pair<double, size_t>> arrivals;  // time, bytes
+    bool told = false;
+    uint16_t seq = 2;
+    double next_ping = 0;
+    while (c.now() - t0 < 6.0 && !told) {
+        if (c.now() >= next_ping) {  // alive, acknowledging nothing
+            c.send_raw(net::build_ping({seq++, 0, 0}, uint64_t(c.now() * 1e6), seq));
+            next_ping = c.now() + 0.1;
+        }
+        for (std::vector<uint8_t> d = receive_one(c, 0.005); !d.empty(); d = receive_one(c, 0.0)) {
+            arrivals.push_back({c.now() - t0, d.size() + 28});
+            const auto p = net::decode_packet(d);
+            if (p && p->type == net::MessageType::Disconnect) told = p->message<net::wire::Disconnect>()->reason()->str() == "not acknowledging";
+        }
+    }
+    stop = true;
+    ticker.join();
+    EXPECT_TRUE(told) << "dropped for not acknowledging";
+    // Over every window from the start: a second's worth banked plus the rate (and 5 % slack).
+    const double per_s = 256000.0 / 8.0;
+    size_t total = 0;
+    for (const auto& [t, n] : arrivals) {
+        total += n;
+        EXPECT_LE(double(total), 1.05 * per_s * (1.0 + t) + 1500.0) << "at " << t << " s";
+    }
+    EXPECT_GT(total, size_t(40000)) << "the definitions were sent (within the budget), not withheld";
+}
