@@ -77,8 +77,12 @@ public:
         state_ = State::Disconnected;
         reason_ = reason;
     }
-    // Why the last session ended or the handshake failed ("" while none did).
-    const std::string& disconnect_reason() const { return reason_; }
+    // Why the last session ended or the handshake failed ("" while none did); during a handshake
+    // the server has refused in clear (tokens), what it said.
+    std::string disconnect_reason() const {
+        if ((state_ == State::Connecting || state_ == State::Challenged) && !refusal_.empty()) return "the server said: " + refusal_;
+        return reason_;
+    }
     // Where this client watches from (metres, world): sent to the server now and then (at most
     // every viewpoint_interval_s, and at once when it moved more than a metre), so the nearest
     // characters come first.

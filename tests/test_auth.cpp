@@ -145,6 +145,8 @@ TEST(ConnectToken, LimitsAndBadInputAreRefusedWithTheirReason) {
     TokenField tf{big->expire_s, big->private_token};
     EXPECT_EQ(build_connect_request({}, 1, &tf).size(), kMinConnectRequestBytes);
     EXPECT_EQ(build_challenge_response({}, 1, Cookie{}, &tf).size(), kMinConnectRequestBytes);
+    // The reply to an unauthenticated request stays far smaller than it (schema/PROTOCOL.md).
+    EXPECT_EQ(build_challenge({}, 1, std::vector<uint8_t>(kSealedCookieBytes)).size(), 136u);
     auto throws_with = [&](TokenRequest bad, const std::string& needle) {
         try {
             issue_connect_token(key, bad, 5);

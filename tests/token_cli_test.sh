@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Connect tokens from the shell: kinesync-token keygen/issue/show, a keyed kinesync-server, a
+# kinesync-client with the token (connects), the same token again (refused: already used), a
+# client minting its own tokens from the key, and a server refusing a public bind without a key.
+# Usage: token_cli_test.sh BUILD_DIR
+set -euo pipefail
+bin="$1"
+work=$(mktemp -d); trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$bin/kinesync-token" keygen --out "$work/k.key"
+[ "$(stat -c %a "$work/k.key")" = 600 ] || fail "key file is not mode 0600"
+grep -Eq '^[0-9a-f]{64}$' "$work/k.key" || fail "key is not 64 hex digits"
+"$bin/kinesync-server" --bind 127.0.0.1 --port 0 --key-file "$work/k.key" --characters 1 --duration 20 > "$work/server.log" 2>&1 &
+server=$!
+for _ in $(seq 50); do grep -q "serving" "$work/server.log" && break; sleep 0.1; done
+port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$work/server.log" | grep -o '[0-9]*$')
+[ -n "$port" ] || fail "server did not start: $(cat "$work/server.log")"
+grep -q "connect tokens required" "$work/server.log" || fail "server not in token mode"
+
+"$bin/kinesync-token" issue --key-file "$work/k.key" --server "127.0.0.1:$port" --client-id 7 --out "$work/t.kstoken"
+"$bin/kinesync-token" show "$work/t.kstoken" > "$work/show.txt"
+grep -q "client id 7" "$work/show.txt" && grep -q "server    127.0.0.1:$port" "$work/show.txt" && grep -q "(valid)" "$work/show.txt" \
+  || fail "show: $(cat "$work/show.txt")"
+
+"$bin/kinesync-client" --server "127.0.0.1:$port" --token "$work/t.kstoken" --duration 1.5 --stats-every 1 > "$work/c1.log" 2>&1 \
+  || fail "token client: $(cat "$work/c1.log")"
+grep -q "connected 1" "$work/c1.log" || fail "token client never connected: $(cat "$work/c1.log")"
+if "$bin/kinesync-client" --server "127.0.0.1:$port" --token "$work/t.kstoken" --duration 3 --connect-timeout 1.5 > "$work/c2.log" 2>&1; then
+  fail "a used token connected again"
+fi
+grep -q "already used" "$work/c2.log" || fail "no reason for the refusal: $(cat "$work/c2.log")"
+if "$bin/kinesync-client" --server "127.0.0.1:$port" --duration 3 --connect-timeout 1.5 > "$work/c3.log" 2>&1; then
+  fail "a client without a token connected"
+fi
+"$bin/kinesync-client" --server "127.0.0.1:$port" --key-file "$work/k.key" --bots 3 --duration 1.5 --stats-every 1 > "$work/c4.log" 2>&1 \
+  || fail "minting client: $(cat "$work/c4.log")"
+grep -q "bots 3 connected 3" "$work/c4.log" || fail "minted tokens: $(cat "$work/c4.log")"
+kill $server; wait $server 2>/dev/null || true
+
+if "$bin/kinesync-server" --bind 0.0.0.0 --port 0 --duration 1 > "$work/open.log" 2>&1; then fail "served 0.0.0.0 without a key"; fi
+grep -q "without authentication" "$work/open.log" || fail "no reason: $(cat "$work/open.log")"
+echo "tokens: keygen, issue, show, one session per token, minted tokens, public bind refused"
