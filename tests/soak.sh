@@ -3,19 +3,27 @@
 # crashes (exit status), the server's RSS at start, middle and end, its tick time p50/p99 and
 # missed ticks (from its stats lines), and the bots' reconnects and final connection count.
 # Usage: tests/soak.sh [SECONDS=600] [BOTS=64] [BUILD=build]
+# With connect tokens (the server has a fresh key; the bots mint a token per connection, as a
+# backend would, so every session is sealed); SOAK_DEV=1 runs the unauthenticated dev mode.
 # Fails (exit 1) on a crash, a bot not connected at the end, or RSS at the end more than 50 %
 # above the middle (a leak's shape; the start is before clients arrive).
 set -uo pipefail
 seconds="${1:-600}"; bots="${2:-64}"; build="${3:-build}"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 port=$((41000 + $$ % 2000))
-"$build/kinesync-server" --port "$port" --bind 127.0.0.1 --characters 16 --max-clients $((bots + 8)) \
+auth=(); bot_auth=()
+if [ "${SOAK_DEV:-0}" != 1 ]; then
+  "$build/kinesync-token" keygen --out "$work/key"
+  auth=(--key-file "$work/key"); bot_auth=(--key-file "$work/key")
+fi
+if [ ${#auth[@]} -gt 0 ]; then echo "mode: connect tokens, sealed sessions"; else echo "mode: dev (no authentication)"; fi
+"$build/kinesync-server" --port "$port" --bind 127.0.0.1 "${auth[@]}" --characters 16 --max-clients $((bots + 8)) \
   --teleport-every 10 --reset-every 15 --stats-every 5 --duration "$((seconds + 5))" > "$work/server.log" 2>&1 &
 server=$!
 sleep 1
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$server/status" 2>/dev/null || echo 0; }
 rss_start=$(rss)
-"$build/kinesync-client" --server "127.0.0.1:$port" --bots "$bots" --profile hostile --duration "$seconds" \
+"$build/kinesync-client" --server "127.0.0.1:$port" "${bot_auth[@]}" --bots "$bots" --profile hostile --duration "$seconds" \
   --stats-every 10 --report "$work/clients.json" > "$work/client.log" 2>&1 &
 client=$!
 sleep $((seconds / 2)); rss_mid=$(rss)
