@@ -163,7 +163,9 @@ int main(int argc, char** argv) {
         double p50 = 0, p99 = 0;
         server->take_tick_times(p50, p99);
         const StreamServerStats st = server->stats();
-        log->info("{}", stats_summary_line(when, {st.tick, st.characters, p50, p99, missed, st.net.malformed, st.net.refused}, st.clients));
+        ServerStatsFigures f{st.tick, st.characters, p50, p99, missed, st.net.malformed, st.net.refused};
+        f.malformed_by_reason = st.net.malformed_by_reason;
+        log->info("{}", stats_summary_line(when, f, st.clients));
         if (log->should_log(spdlog::level::debug))
             for (const net::ClientReport& c : st.clients) log->debug("{}: {}", when, client_stats_line(c));
     };

@@ -53,3 +53,37 @@ TEST(StatsLine, ClientDetailLineNamesTheClient) {
     const std::string line = client_stats_line({7, "10.0.0.2:5000", 31500.0, 48.4, 900});
     EXPECT_EQ(line, "client 7 (10.0.0.2:5000): 31.5 kB/s, rtt 48 ms, 900 snapshots sent");
 }
+
+TEST(StatsLine, MalformedDatagramsAreBrokenDownByReasonMostFrequentFirst) {
+    ServerStatsFigures f = kFigures;
+    f.malformed = 12;
+    f.malformed_by_reason[size_t(net::DecodeError::VerifyFailed)] = 2;
+    f.malformed_by_reason[size_t(net::DecodeError::TooShort)] = 10;
+    const std::string line = stats_summary_line("stats", f, {});
+    EXPECT_NE(line.find("| malformed 12 (too short 10, flatbuffer verification failed 2) | refused 0"), std::string::npos) << line;
+    // Equal counts keep the enum's order.
+    f.malformed_by_reason = {};
+    f.malformed = 2;
+    f.malformed_by_reason[size_t(net::DecodeError::BadValue)] = 1;
+    f.malformed_by_reason[size_t(net::DecodeError::TooLong)] = 1;
+    EXPECT_NE(stats_summary_line("stats", f, {}).find("| malformed 2 (too long 1, bad value 1) |"), std::string::npos);
+}
+
+TEST(StatsLine, NoMalformedNoBreakdown) {
+    ServerStatsFigures f = kFigures;
+    f.malformed = 0;
+    f.malformed_by_reason[size_t(net::DecodeError::TooShort)] = 3;  // stale reasons without a total are not shown
+    EXPECT_NE(stats_summary_line("stats", f, {}).find("| malformed 0 | refused 0"), std::string::npos);
+    EXPECT_EQ(malformed_reasons_text({}), "");
+}
+
+TEST(StatsLine, EveryReasonAtOnceStaysOneBoundedLine) {
+    ServerStatsFigures f = kFigures;
+    f.malformed = 0;
+    for (size_t r = 1; r < f.malformed_by_reason.size(); ++r) f.malformed += f.malformed_by_reason[r] = 1000000 + r;
+    const std::string line = stats_summary_line("stats", f, fake_clients(3));
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    EXPECT_NE(line.find("(bad value 1000015, bad skeleton 1000014"), std::string::npos) << line;
+    EXPECT_EQ(line.find("none"), std::string::npos) << line;
+    EXPECT_LT(line.size(), 800u) << line;
+}

@@ -4,6 +4,7 @@
 // the debug log. Header-only; used by server/main.cpp.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <spdlog/fmt/fmt.h>
 #include <string>
@@ -20,17 +21,34 @@ struct ServerStatsFigures {
     size_t characters = 0;
     double tick_p50_us = 0, tick_p99_us = 0;
     uint64_t missed_ticks = 0, malformed = 0, refused = 0;
+    // Malformed datagrams by net::DecodeError (net::ServerStats::malformed_by_reason).
+    std::array<uint64_t, size_t(net::DecodeError::Count)> malformed_by_reason{};
 };
 
+// "(too short 10, bad cookie 2)": the reasons with a count, most frequent first (ties in the
+// enum's order); empty when there are none. At most 15 reasons, so the line stays bounded.
+inline std::string malformed_reasons_text(const std::array<uint64_t, size_t(net::DecodeError::Count)>& by_reason) {
+    std::vector<size_t> reasons;
+    for (size_t r = 0; r < by_reason.size(); ++r)
+        if (by_reason[r] && r != size_t(net::DecodeError::None)) reasons.push_back(r);
+    if (reasons.empty()) return {};
+    std::stable_sort(reasons.begin(), reasons.end(), [&](size_t a, size_t b) { return by_reason[a] > by_reason[b]; });
+    std::string out = "(";
+    for (size_t i = 0; i < reasons.size(); ++i)
+        out += fmt::format("{}{} {}", i ? ", " : "", net::decode_error_name(net::DecodeError(reasons[i])), by_reason[reasons[i]]);
+    return out + ")";
+}
+
 // "WHEN: tick T | clients N | characters C | tick time p50 X us p99 Y us | missed ticks M |
-// malformed A | refused B | out TOTAL kB/s, per client min/mean/max a/b/c kB/s | rtt min/mean/max
+// malformed A (REASON a1, REASON a2) | refused B | out TOTAL kB/s, per client min/mean/max a/b/c kB/s | rtt min/mean/max
 // d/e/f ms" (the last two parts only when a client is connected).
 inline std::string stats_summary_line(std::string_view when, const ServerStatsFigures& f,
                                       const std::vector<net::ClientReport>& clients) {
+    const std::string reasons = f.malformed ? malformed_reasons_text(f.malformed_by_reason) : std::string();
     std::string line = fmt::format("{}: tick {} | clients {} | characters {} | tick time p50 {:.0f} us p99 {:.0f} us | "
-                                   "missed ticks {} | malformed {} | refused {}",
+                                   "missed ticks {} | malformed {}{} | refused {}",
                                    when, f.tick, clients.size(), f.characters, f.tick_p50_us, f.tick_p99_us, f.missed_ticks,
-                                   f.malformed, f.refused);
+                                   f.malformed, reasons.empty() ? "" : " " + reasons, f.refused);
     if (clients.empty()) return line;
     double bps_min = clients[0].bytes_per_s, bps_max = bps_min, bps_sum = 0;
     double rtt_min = clients[0].rtt_ms, rtt_max = rtt_min, rtt_sum = 0;
