@@ -175,6 +175,7 @@ StreamServer::StreamServer(const StreamServerConfig& cfg) : impl_(std::make_uniq
         sc.private_key = cfg.private_key;
         sc.insecure_dev = cfg.insecure_dev;
         sc.public_address = cfg.public_address;
+        sc.receive_buffer_bytes = cfg.receive_buffer_bytes;
         impl_->server = std::make_unique<net::Server>(impl_->io, sc, impl_->roster);
         port_ = impl_->server->port();
         impl_->server->start();

@@ -50,6 +50,7 @@ struct StreamServerConfig {
     int max_sessions_per_address = -1; // -1: a quarter of max_clients (at least 4), no limit on loopback
     IoMode io = IoMode::OwnThread;
     int worker_threads = -1;     // extra threads building clients' snapshots: -1 one per other core, 0 none
+    size_t receive_buffer_bytes = size_t(4) << 20;  // the UDP socket's receive buffer; 0: the kernel's default (Linux caps it at net.core.rmem_max)
     RelevanceConfig relevance;   // how a client's viewpoint orders its characters (server/net/relevance.h)
     std::string record_path;     // non-empty: record the session there (see RecordingWriter)
     std::string record_scenario; // free text stored in the recording (e.g. a command line)

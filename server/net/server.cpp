@@ -86,6 +86,22 @@ Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& rost
     }
     port_ = socket_.local_endpoint().port();
     resolve_security();
+    if (cfg_.receive_buffer_bytes) {
+        // Not fatal: the kernel's default buffer still works, it just drops more in a burst.
+        const auto log = spdlog::get("server");
+        asio::socket_base::receive_buffer_size got;
+        socket_.set_option(asio::socket_base::receive_buffer_size(int(std::min(cfg_.receive_buffer_bytes, size_t(1) << 30))), ec);
+        if (!ec) socket_.get_option(got, ec);
+        if (!ec) receive_buffer_bytes_ = size_t(got.value());  // on Linux asio halves what the kernel reports (its bookkeeping)
+        if (log && ec)
+            log->warn("UDP receive buffer of {} KiB not set: {}", cfg_.receive_buffer_bytes / 1024, ec.message());
+        else if (log && receive_buffer_bytes_ < cfg_.receive_buffer_bytes)
+            log->warn("UDP receive buffer: asked {} KiB, the kernel granted {} KiB (capped by net.core.rmem_max; raise it with "
+                      "sysctl -w net.core.rmem_max={})", cfg_.receive_buffer_bytes / 1024, receive_buffer_bytes_ / 1024,
+                      cfg_.receive_buffer_bytes);
+        else if (log)
+            log->info("UDP receive buffer: {} KiB", receive_buffer_bytes_ / 1024);
+    }
 }
 
 Server::~Server() { stop(); }

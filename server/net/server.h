@@ -68,6 +68,9 @@ struct ServerConfig {
     RelevanceConfig relevance;    // how a client's viewpoint orders the characters it gets
     bool share_encodings = true;  // code a character once per distinct baseline for all clients
     int worker_threads = -1;      // threads that build snapshots with the I/O thread; -1: one per other core, 0: none
+    // The socket's receive buffer (SO_RCVBUF), so bursts of datagrams between two reads are not
+    // dropped; 0: the kernel's default. Linux caps it at net.core.rmem_max (logged when it does).
+    size_t receive_buffer_bytes = size_t(4) << 20;
     // In-process use (benchmarks, tests): datagrams go to this instead of a socket, none is
     // opened, and peers' datagrams come in through Server::inject.
     std::function<void(const asio::ip::udp::endpoint& to, std::span<const uint8_t> bytes)> transport;
@@ -150,6 +153,8 @@ public:
     bool authenticated() const { return secure_; }
     // The address connect tokens must name ("address:port").
     const std::string& public_address() const { return public_address_; }
+    // The receive buffer the kernel granted (0: left at its default, or no socket).
+    size_t receive_buffer_bytes() const { return receive_buffer_bytes_; }
     const ServerStats& stats() const { return stats_; }
     std::vector<ClientReport> clients() const;
     const EncodeCache& encode_cache() const { return encode_cache_; }
@@ -182,6 +187,7 @@ private:
     const Roster& roster_;
     asio::ip::udp::socket socket_;
     uint16_t port_ = 0;
+    size_t receive_buffer_bytes_ = 0;
     std::chrono::steady_clock::time_point start_;
     CookieJar cookies_;
     std::array<uint8_t, 2048> rx_{};
