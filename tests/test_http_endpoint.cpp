@@ -1,0 +1,346 @@
+// The operations HTTP endpoint (server/ops/http_endpoint.h) with kinesync-server's routes
+// (server/ops/ops_http.h), over real TCP on loopback: answers, refusals, bad and slow peers that
+// must not stop it; the tiny client and the Agones SDK calls made with it.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "server/ops/agones_sdk.h"
+#include "server/ops/http_endpoint.h"
+#include "server/ops/ops_http.h"
+
+using namespace ks;
+using namespace ks::ops;
+using asio::ip::tcp;
+
+namespace {
+
+// Sends `request` (as is) and returns everything the endpoint answers until it closes; "" when
+// it closed without answering. Gives up after `timeout_s` (and says so in the answer).
+std::string http_exchange(uint16_t port, const std::string& request, double timeout_s = 5.0) {
+    asio::io_context io;
+    tcp::socket s(io);
+    std::string answer;
+    std::array<char, 4096> buf{};
+    bool closed = false;
+    std::function<void()> read = [&] {
+        s.async_read_some(asio::buffer(buf), [&](const asio::error_code& ec, size_t n) {
+            answer.append(buf.data(), n);
+            if (ec) {
+                closed = true;
+                return;
+            }
+            read();
+        });
+    };
+    s.async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), [&](const asio::error_code& ec) {
+        if (ec) {
+            answer = "connect failed: " + ec.message();
+            closed = true;
+            return;
+        }
+        asio::async_write(s, asio::buffer(request), [&](const asio::error_code&, size_t) {});
+        read();
+    });
+    io.run_for(std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_s)));
+    if (!closed) answer += "<<timed out>>";
+    return answer;
+}
+
+std::string get(uint16_t port, const std::string& path) { return http_exchange(port, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"); }
+
+int status_of(const std::string& answer) {
+    if (answer.size() < 12 || answer.compare(0, 9, "HTTP/1.1 ") != 0) return -1;
+    return std::atoi(answer.substr(9, 3).c_str());
+}
+
+std::string body_of(const std::string& answer) {
+    const size_t end = answer.find("\r\n\r\n");
+    return end == std::string::npos ? "" : answer.substr(end + 4);
+}
+
+struct Probes {
+    std::atomic<bool> healthy{true}, ready{true};
+    OpsProbes probes() {
+        OpsProbes p;
+        p.unhealthy = [this] { return healthy ? std::string() : std::string("tick loop stalled"); };
+        p.unready = [this] { return ready ? std::string() : std::string("draining"); };
+        p.metrics = [] {
+            MetricsSnapshot m;
+            m.ticks = 42;
+            return m;
+        };
+        return p;
+    }
+};
+
+HttpEndpointConfig loopback(double idle_timeout_s = 2.0) {
+    HttpEndpointConfig cfg;
+    cfg.bind = "127.0.0.1";
+    cfg.port = 0;
+    cfg.idle_timeout_s = idle_timeout_s;
+    return cfg;
+}
+
+}  // namespace
+
+TEST(HttpEndpoint, ServesHealthReadinessAndMetrics) {
+    Probes state;
+    const OpsProbes probes = state.probes();
+    HttpEndpoint ep(loopback(), [&](std::string_view m, std::string_view p) { return ops_response(m, p, probes); });
+    ASSERT_NE(ep.port(), 0);
+
+    std::string a = get(ep.port(), "/healthz");
+    EXPECT_EQ(status_of(a), 200) << a;
+    EXPECT_EQ(body_of(a), "ok\n");
+    EXPECT_NE(a.find("Content-Length: 3\r\n"), std::string::npos) << a;
+    EXPECT_NE(a.find("Connection: close\r\n"), std::string::npos) << a;
+
+    a = get(ep.port(), "/readyz");
+    EXPECT_EQ(status_of(a), 200) << a;
+    a = get(ep.port(), "/metrics?x=1");  // the query string is not part of the path
+    EXPECT_EQ(status_of(a), 200) << a;
+    EXPECT_NE(a.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"), std::string::npos) << a;
+    EXPECT_NE(body_of(a).find("\nkinesync_ticks_total 42\n"), std::string::npos) << a;
+
+    state.healthy = false;
+    state.ready = false;
+    a = get(ep.port(), "/healthz");
+    EXPECT_EQ(status_of(a), 503) << a;
+    EXPECT_EQ(body_of(a), "tick loop stalled\n");
+    a = get(ep.port(), "/readyz");
+    EXPECT_EQ(status_of(a), 503) << a;
+    EXPECT_EQ(body_of(a), "draining\n");
+
+    EXPECT_EQ(status_of(get(ep.port(), "/nope")), 404);
+    EXPECT_EQ(status_of(get(ep.port(), "/")), 404);
+    EXPECT_EQ(status_of(http_exchange(ep.port(), "POST /healthz HTTP/1.1\r\nContent-Length: 0\r\n\r\n")), 405);
+    // HEAD: the headers (with the body's length), no body.
+    a = http_exchange(ep.port(), "HEAD /healthz HTTP/1.0\r\n\r\n");
+    EXPECT_EQ(status_of(a), 503) << a;
+    EXPECT_NE(a.find("Content-Length: 18\r\n"), std::string::npos) << a;
+    EXPECT_EQ(body_of(a), "");
+}
+
+TEST(HttpEndpoint, BadRequestsGet400AndTheNextRequestIsServed) {
+    Probes state;
+    const OpsProbes probes = state.probes();
+    HttpEndpoint ep(loopback(), [&](std::string_view m, std::string_view p) { return ops_response(m, p, probes); });
+    const std::vector<std::string> bad = {
+        "GARBAGE\r\n\r\n",
+        "GET /healthz\r\n\r\n",                          // no version
+        "GET healthz HTTP/1.1\r\n\r\n",                  // not a path
+        "GET /healthz HTTP/2.0\r\n\r\n",
+        "get /healthz HTTP/1.1\r\n\r\n",
+        "GET /a b HTTP/1.1\r\n\r\n",
+        std::string("GET /\x01 HTTP/1.1\r\n\r\n"),
+        std::string(3, '\0') + "\r\n\r\n",
+        std::string(5000, 'A'),                          // no end of head within 4 KB
+        "GET /healthz HTTP/1.1\r\nX: " + std::string(8000, 'x') + "\r\n\r\n",  // head over 4 KB
+    };
+    for (const std::string& req : bad) {
+        const std::string a = http_exchange(ep.port(), req);
+        EXPECT_EQ(status_of(a), 400) << req.substr(0, 40) << " -> " << a;
+        EXPECT_EQ(status_of(get(ep.port(), "/healthz")), 200) << "after " << req.substr(0, 40);
+    }
+    // A head of exactly 4 KB is still read.
+    std::string req = "GET /healthz HTTP/1.1\r\nX: ";
+    req += std::string(4096 - req.size() - 4, 'x') + "\r\n\r\n";
+    ASSERT_EQ(req.size(), 4096u);
+    EXPECT_EQ(status_of(http_exchange(ep.port(), req)), 200);
+}
+
+TEST(HttpEndpoint, SlowAndSilentPeersAreCutOffWithoutBlockingOthers) {
+    Probes state;
+    const OpsProbes probes = state.probes();
+    HttpEndpoint ep(loopback(0.3), [&](std::string_view m, std::string_view p) { return ops_response(m, p, probes); });
+    asio::io_context io;
+    // Two peers that connect and say nothing (or half a request) stay open meanwhile...
+    tcp::socket silent(io), half(io);
+    silent.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), ep.port()));
+    half.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), ep.port()));
+    asio::write(half, asio::buffer(std::string("GET /healthz HTTP/1.1\r\n")));
+    // ...while others are served at once.
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(status_of(get(ep.port(), "/healthz")), 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250));
+    // And they are closed after the idle timeout, with nothing sent.
+    for (tcp::socket* s : {&silent, &half}) {
+        std::array<char, 64> buf{};
+        asio::error_code ec;
+        const size_t n = s->read_some(asio::buffer(buf), ec);  // blocks until the endpoint closes it
+        EXPECT_EQ(n, 0u);
+        EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+}
+
+TEST(HttpEndpoint, TooManyConnectionsAreClosedAtOnceAndServingResumes) {
+    HttpEndpointConfig cfg = loopback(0.5);
+    cfg.max_connections = 2;
+    HttpEndpoint ep(cfg, [](std::string_view, std::string_view) { return HttpResponse{200, "text/plain", "hi\n"}; });
+    asio::io_context io;
+    tcp::socket a(io), b(io);
+    a.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), ep.port()));
+    b.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), ep.port()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // both accepted
+    EXPECT_EQ(get(ep.port(), "/"), "");                           // a third: closed unanswered
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the two idle ones time out
+    EXPECT_EQ(status_of(get(ep.port(), "/")), 200);
+}
+
+TEST(HttpEndpoint, AThrowingHandlerGives500) {
+    HttpEndpoint ep(loopback(), [](std::string_view, std::string_view p) -> HttpResponse {
+        if (p == "/boom") throw std::runtime_error("boom");
+        return {200, "text/plain", "fine\n"};
+    });
+    EXPECT_EQ(status_of(get(ep.port(), "/boom")), 500);
+    EXPECT_EQ(body_of(get(ep.port(), "/")), "fine\n");
+}
+
+TEST(HttpEndpoint, RefusesABusyPortOrABadAddressByName) {
+    HttpEndpoint first(loopback(), [](std::string_view, std::string_view) { return HttpResponse{}; });
+    HttpEndpointConfig cfg = loopback();
+    cfg.port = first.port();
+    try {
+        HttpEndpoint second(cfg, [](std::string_view, std::string_view) { return HttpResponse{}; });
+        FAIL() << "a second endpoint on a busy port";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot listen on TCP 127.0.0.1:" + std::to_string(first.port())), std::string::npos)
+            << e.what();
+    }
+    cfg.bind = "not-an-address";
+    EXPECT_THROW(HttpEndpoint(cfg, [](std::string_view, std::string_view) { return HttpResponse{}; }), std::runtime_error);
+}
+
+TEST(HttpEndpoint, StopsPromptlyWithConnectionsOpen) {
+    auto ep = std::make_unique<HttpEndpoint>(loopback(30.0), [](std::string_view, std::string_view) { return HttpResponse{}; });
+    asio::io_context io;
+    tcp::socket idle(io);
+    idle.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), ep->port()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto t0 = std::chrono::steady_clock::now();
+    ep->stop();
+    ep->stop();  // idempotent
+    ep.reset();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+    std::array<char, 8> buf{};
+    asio::error_code ec;
+    EXPECT_EQ(idle.read_some(asio::buffer(buf), ec), 0u);
+    EXPECT_TRUE(ec) << "the idle connection was closed";
+}
+
+TEST(HttpEndpoint, ParsesTheRequestLine) {
+    auto r = parse_http_request_line("GET /metrics?name=x HTTP/1.1\r\nHost: y\r\n\r\n");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->method, "GET");
+    EXPECT_EQ(r->path, "/metrics");
+    r = parse_http_request_line("HEAD /a#frag HTTP/1.0\r\n\r\n");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->path, "/a");
+    EXPECT_FALSE(parse_http_request_line(""));
+    EXPECT_FALSE(parse_http_request_line("GET  /a HTTP/1.1\r\n"));
+    EXPECT_FALSE(parse_http_request_line("GET /a HTTP/1.1 x\r\n"));
+    EXPECT_FALSE(parse_http_request_line("G3T /a HTTP/1.1\r\n"));
+}
+
+TEST(HttpClient, PostsAndReadsTheStatus) {
+    std::mutex m;
+    std::vector<std::string> seen;
+    HttpEndpoint ep(loopback(), [&](std::string_view method, std::string_view path) {
+        std::lock_guard<std::mutex> lock(m);
+        seen.push_back(std::string(method) + " " + std::string(path));
+        return path == "/missing" ? HttpResponse{404, "text/plain", "no\n"} : HttpResponse{200, "application/json", "{}"};
+    });
+    std::string why;
+    EXPECT_EQ(http_post("127.0.0.1", ep.port(), "/ready", "{}", 2.0, &why), 200) << why;
+    EXPECT_EQ(http_post("127.0.0.1", ep.port(), "/missing", "{}", 2.0, &why), 404) << why;
+    {
+        std::lock_guard<std::mutex> lock(m);
+        EXPECT_EQ(seen, (std::vector<std::string>{"POST /ready", "POST /missing"}));
+    }
+    // Nobody listening: an error, quickly.
+    const uint16_t port = ep.port();
+    ep.stop();
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_FALSE(http_post("127.0.0.1", port, "/ready", "{}", 2.0, &why));
+    EXPECT_NE(why.find("connect"), std::string::npos) << why;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+    // A peer that accepts and never answers: the timeout.
+    asio::io_context io;
+    tcp::acceptor mute(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    EXPECT_FALSE(http_post("127.0.0.1", mute.local_endpoint().port(), "/ready", "{}", 0.3, &why));
+    EXPECT_NE(why.find("no answer within 0.3 s"), std::string::npos) << why;
+}
+
+TEST(AgonesSdk, ReadyThenHealthPingsThenShutdown) {
+    std::mutex m;
+    std::vector<std::string> seen;
+    HttpEndpoint sidecar(loopback(), [&](std::string_view method, std::string_view path) {
+        std::lock_guard<std::mutex> lock(m);
+        seen.push_back(std::string(method) + " " + std::string(path));
+        return HttpResponse{200, "application/json", "{}"};
+    });
+    std::atomic<bool> healthy{true};
+    AgonesConfig cfg;
+    cfg.port = sidecar.port();
+    cfg.health_every_s = 0.05;
+    AgonesSdk sdk(cfg, [&] { return healthy.load(); });
+    for (int i = 0; i < 200 && sdk.health_sent() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(sdk.ready_sent());
+    EXPECT_GE(sdk.health_sent(), 3u);
+    // Unhealthy: the pings stop.
+    healthy = false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const uint64_t pings = sdk.health_sent();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(sdk.health_sent(), pings);
+    EXPECT_TRUE(sdk.shutdown());
+    std::lock_guard<std::mutex> lock(m);
+    ASSERT_GE(seen.size(), 5u);
+    EXPECT_EQ(seen.front(), "POST /ready");
+    EXPECT_EQ(seen[1], "POST /health");
+    EXPECT_EQ(seen.back(), "POST /shutdown");
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), "POST /ready"), 1);
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), "POST /shutdown"), 1);
+}
+
+TEST(AgonesSdk, ReadyIsRetriedUntilTheSidecarAnswers) {
+    // The sidecar may start after the game server: /ready fails, then succeeds once it is up.
+    uint16_t port = 0;
+    {
+        HttpEndpoint probe(loopback(), [](std::string_view, std::string_view) { return HttpResponse{}; });
+        port = probe.port();
+    }
+    AgonesConfig cfg;
+    cfg.port = port;
+    cfg.health_every_s = 0.05;
+    cfg.timeout_s = 0.2;
+    AgonesSdk sdk(cfg, [] { return true; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    EXPECT_FALSE(sdk.ready_sent());
+    HttpEndpointConfig late = loopback();
+    late.port = port;
+    HttpEndpoint sidecar(late, [](std::string_view, std::string_view) { return HttpResponse{200, "application/json", "{}"}; });
+    for (int i = 0; i < 200 && !sdk.ready_sent(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(sdk.ready_sent());
+}
+
+TEST(AgonesSdk, PortComesFromTheEnvironment) {
+    unsetenv("AGONES_SDK_HTTP_PORT");
+    EXPECT_FALSE(AgonesSdk::port_from_env());
+    setenv("AGONES_SDK_HTTP_PORT", "9358", 1);
+    EXPECT_EQ(AgonesSdk::port_from_env(), 9358);
+    for (const char* bad : {"0", "65536", "93x", "-1", "abc"}) {
+        setenv("AGONES_SDK_HTTP_PORT", bad, 1);
+        EXPECT_THROW(AgonesSdk::port_from_env(), std::invalid_argument) << bad;
+    }
+    unsetenv("AGONES_SDK_HTTP_PORT");
+}
