@@ -258,3 +258,47 @@ TEST(StreamApi, TheNearestCharacterComesFirstWhenTheBudgetIsTight) {
     EXPECT_GT(far, 0u) << "the farthest is still refreshed now and then";
     EXPECT_LE(far, next);
 }
+
+// close() with the I/O on its own thread: every client hears "server shutting down" before the
+// socket closes (it does not have to time out), and the recording is complete.
+TEST(StreamApi, CloseSaysGoodbyeToClientsWithTheIoOnItsOwnThread) {
+    const std::string path = ::testing::TempDir() + "close_goodbye.ksrec";
+    StreamServerConfig sc;
+    sc.bind = "127.0.0.1";
+    sc.port = 0;
+    sc.io = IoMode::OwnThread;
+    sc.record_path = path;
+    StreamServer server(sc);
+    const uint16_t sk = server.add_skeleton("arm", arm(), 0.01f);
+    const uint16_t a = server.add_character(sk, "first");
+    server.set_pose(a, arm_pose(0, 0));
+    StreamClientConfig cc;
+    cc.port = server.port();
+    cc.timeout_s = 30;  // a disconnect seen below is the server's goodbye, not a timeout
+    StreamClient c1(cc), c2(cc);
+    c1.connect();
+    c2.connect();
+    Loop l1{server, c1};
+    l1.run(1.1, [&](double t) {  // 66 ticks: not a whole number of 60-tick chunks
+        server.set_pose(a, arm_pose(t, 0));
+        c2.update();
+    });
+    ASSERT_EQ(c1.state(), ClientSession::State::Connected);
+    ASSERT_EQ(c2.state(), ClientSession::State::Connected);
+    const uint32_t ticks = server.tick();
+    server.close();
+    const auto t0 = std::chrono::steady_clock::now();
+    while ((c1.state() != ClientSession::State::Disconnected || c2.state() != ClientSession::State::Disconnected) &&
+           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
+        c1.update();
+        c2.update();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(c1.state(), ClientSession::State::Disconnected);
+    EXPECT_EQ(c2.state(), ClientSession::State::Disconnected);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+    const RecordingReadResult rec = read_recording(path);
+    EXPECT_FALSE(rec.truncated);
+    EXPECT_EQ(rec.frames.size(), size_t(ticks)) << "every tick, the last partial chunk included";
+    std::remove(path.c_str());
+}
