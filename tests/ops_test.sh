@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# kinesync-server under an orchestrator: health, readiness and metrics over HTTP, settings from
+# the environment, the SIGTERM drain (exit 0 within --drain-grace, clients told, the recording
+# complete) and a drain that cannot finish (exit 1 after the grace time).
+#   ops_test.sh CHECK BUILD_DIR WORK_DIR
+# CHECK: http, env, drain, drain_stuck.
+set -uo pipefail
+check="$1"; bin="$2"; dir="$3"
+mkdir -p "$dir"
+out=""
+fail() { echo "FAIL ($check): $*"; [ -n "$out" ] && printf '%s\n' "$out"; [ -n "${log:-}" ] && [ -f "$log" ] && cat "$log"; exit 1; }
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+# http_get PATH: sets code and body (curl, or bash's /dev/tcp without it).
+http_get() {
+  if command -v curl > /dev/null; then
+    code=$(curl -s -m 5 -o "$dir/body" -w '%{http_code}' "http://127.0.0.1:$hport$1")
+    body=$(cat "$dir/body" 2>/dev/null)
+  else
+    local resp
+    exec 5<>"/dev/tcp/127.0.0.1/$hport" || { code=000; body=""; return; }
+    printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' "$1" >&5
+    resp=$(timeout 5 cat <&5); exec 5<&-
+    code=$(head -1 <<<"$resp" | cut -d' ' -f2)
+    body=${resp#*$'\r\n\r\n'}
+  fi
+}
+
+# start_server LOG ARGS...: kinesync-server on loopback with --http-port on a random free port
+# (retried when taken); sets pid, hport and port (the UDP port it listens on).
+start_server() {
+  log="$1"; shift
+  for _ in 1 2 3 4 5; do
+    hport=$((20000 + RANDOM % 40000))
+    "$bin/kinesync-server" --bind 127.0.0.1 --http-port "$hport" "$@" > "$log" 2>&1 &
+    pid=$!; pids+=("$pid")
+    for _ in $(seq 100); do
+      grep -q "http: .* on 127.0.0.1:$hport" "$log" && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if grep -q "http: .* on 127.0.0.1:$hport" "$log"; then
+      port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$log" | head -1)
+      return 0
+    fi
+    wait "$pid" 2>/dev/null
+    grep -q "cannot listen on" "$log" || fail "server did not start"
+  done
+  fail "no free port after 5 tries"
+}
+
+# stop_within SECONDS: SIGTERM, then the exit code (rc) and how long it took (elapsed, seconds).
+stop_within() {
+  local limit="$1" t0 t1
+  t0=$(date +%s.%N)
+  kill -TERM "$pid"
+  for _ in $(seq $(( ${limit%.*} * 20 + 40 ))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid"; fail "still running $limit s after SIGTERM"; }
+  wait "$pid"; rc=$?
+  t1=$(date +%s.%N)
+  elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+  awk -v e="$elapsed" -v l="$limit" 'BEGIN { exit !(e <= l + 0.5) }' || fail "exit took $elapsed s, grace $limit s"
+}
+
+case "$check" in
+http)
+  start_server "$dir/server.log" --port 0
+  http_get /readyz;  [ "$code" = 200 ] || fail "/readyz $code"; [ "$body" = ready ] || fail "/readyz body '$body'"
+  http_get /healthz; [ "$code" = 200 ] || fail "/healthz $code"; [ "$body" = ok ] || fail "/healthz body '$body'"
+  http_get /nope;    [ "$code" = 404 ] || fail "/nope $code"
+  # A datagram too short to be a packet shows up in the metrics under its reason.
+  printf 'xx' > "/dev/udp/127.0.0.1/$port"
+  sleep 0.3
+  http_get /metrics; [ "$code" = 200 ] || fail "/metrics $code"
+  out="$body"
+  for m in kinesync_ticks_total kinesync_clients_connected kinesync_received_datagrams_total kinesync_sent_bytes_total \
+           kinesync_tick_time_p99_seconds kinesync_refused_total kinesync_missed_ticks_total; do
+    grep -q "^# TYPE $m " <<<"$body" || fail "no $m"
+  done
+  grep -q '^kinesync_malformed_datagrams_total 1$' <<<"$body" || fail "malformed total"
+  grep -q '^kinesync_malformed_datagrams_by_reason_total{reason="too short"} 1$' <<<"$body" || fail "malformed by reason"
+  ticks=$(sed -n 's/^kinesync_ticks_total //p' <<<"$body")
+  [ "${ticks:-0}" -gt 0 ] || fail "no ticks"
+  out=""
+  # Garbage on the HTTP port gets 400 and the server goes on.
+  if command -v curl > /dev/null; then
+    resp=$(head -c 6000 /dev/zero | tr '\0' 'A' | curl -s -m 5 --data-binary @- -X 'BAD METHOD' "http://127.0.0.1:$hport/healthz" -o /dev/null -w '%{http_code}')
+    [ "$resp" = 400 ] || fail "garbage request got $resp"
+  fi
+  http_get /healthz; [ "$code" = 200 ] || fail "/healthz after garbage: $code"
+  stop_within 2
+  [ "$rc" = 0 ] || fail "exit $rc"
+  ;;
+env)
+  # Settings from KINESYNC_*: the UDP port, bind address and stats interval; a flag beats its variable.
+  for _ in 1 2 3 4 5; do
+    want=$((20000 + RANDOM % 40000))
+    log="$dir/env.log"
+    KINESYNC_PORT=$want KINESYNC_BIND=127.0.0.1 KINESYNC_CHARACTERS=3 KINESYNC_DURATION=0.5 KINESYNC_STATS_EVERY=0.2 \
+      KINESYNC_RECORD="$dir/env.ksrec" timeout 20 "$bin/kinesync-server" > "$log" 2>&1; rc=$?
+    grep -q "cannot listen on UDP" "$log" && continue
+    break
+  done
+  [ "$rc" = 0 ] || fail "exit $rc"
+  grep -q "listening on 127.0.0.1:$want " "$log" || fail "KINESYNC_PORT=$want / KINESYNC_BIND not used"
+  grep -q "serving 3 characters" "$log" || fail "KINESYNC_CHARACTERS not used"
+  [ "$(grep -c '\] stats: ' "$log")" -ge 1 ] || fail "KINESYNC_STATS_EVERY not used"
+  # The recording's scenario keeps the settings that came from the environment.
+  out=$("$bin/kinesync-tool" info "$dir/env.ksrec") || fail "KINESYNC_RECORD not used"
+  grep -q "scenario .*(environment: .*KINESYNC_PORT=$want" <<<"$out" || fail "the scenario lacks the environment"
+  grep -q "frames      30 (ticks 1 to 30)" <<<"$out" || fail "KINESYNC_DURATION=0.5: not 30 ticks"
+  out=""
+  KINESYNC_PORT=$want KINESYNC_BIND=127.0.0.1 KINESYNC_CHARACTERS=3 timeout 20 "$bin/kinesync-server" --port 0 --characters 1 \
+    --duration 0.2 > "$log" 2>&1 || fail "exit $?"
+  grep -q "listening on 127.0.0.1:$want " "$log" && fail "--port 0 lost to KINESYNC_PORT"
+  grep -q "serving 1 characters" "$log" || fail "--characters lost to KINESYNC_CHARACTERS"
+  # A bad value from the environment is an option error, named.
+  out=$(KINESYNC_PORT=99999 timeout 20 "$bin/kinesync-server" --no-network --duration 0.1 2>&1); rc=$?
+  [ "$rc" = 2 ] || fail "KINESYNC_PORT=99999 exit $rc"
+  grep -q 99999 <<<"$out" || fail "the bad value is not named"
+  # The help names the variables; so does the HTTP port's.
+  out=$("$bin/kinesync-server" --help)
+  for v in KINESYNC_PORT KINESYNC_BIND KINESYNC_MAX_CLIENTS KINESYNC_HTTP_PORT KINESYNC_DRAIN_GRACE KINESYNC_RECV_BUFFER; do
+    grep -q "$v" <<<"$out" || fail "--help does not name $v"
+  done
+  out=""
+  ;;
+drain)
+  # A bot connected, a recording; SIGTERM: exit 0 within the grace time, the bot told at once (not
+  # timed out), the recording complete up to the last tick.
+  start_server "$dir/server.log" --port 0 --record "$dir/session.ksrec" --drain-grace 2
+  "$bin/kinesync-client" --server "127.0.0.1:$port" --bots 1 --duration 8 --stats-every 0.1 > "$dir/bot.log" 2>&1 &
+  bot=$!; pids+=("$bot")
+  for _ in $(seq 50); do grep -q 'connected 1 ' "$dir/bot.log" && break; sleep 0.1; done
+  grep -q 'connected 1 ' "$dir/bot.log" || { out=$(cat "$dir/bot.log"); fail "bot did not connect"; }
+  sleep 0.7  # not on a chunk boundary, most likely: a recording not closed would lack the last partial chunk
+  stopped_at=$(tail -1 "$dir/bot.log" | sed -n 's/^\[ *\([0-9.]*\) s\].*/\1/p')
+  http_get /readyz; [ "$code" = 200 ] || fail "/readyz before SIGTERM: $code"
+  stop_within 2
+  [ "$rc" = 0 ] || fail "exit $rc after SIGTERM"
+  final=$(sed -n 's/.*drained in [0-9]* ms (SIGTERM): \([0-9]*\) ticks, exit 0$/\1/p' "$log")
+  [ -n "$final" ] || fail "no drain line"
+  # The bot hears the goodbye: connected 0 well within its 5 s timeout.
+  sleep 1.0
+  gone_at=$(sed -n '/connected 1 /,$p' "$dir/bot.log" | sed -n 's/^\[ *\([0-9.]*\) s\] bots [0-9]* connected 0 .*/\1/p' | head -1)
+  [ -n "$gone_at" ] || { out=$(cat "$dir/bot.log"); fail "the bot was never told"; }
+  awk -v a="$stopped_at" -v b="$gone_at" 'BEGIN { exit !(b - a < 2.0) }' || { out=$(cat "$dir/bot.log"); fail "the bot left at $gone_at s, SIGTERM after $stopped_at s: timed out, not told"; }
+  kill "$bot" 2>/dev/null; wait "$bot" 2>/dev/null
+  out=$("$bin/kinesync-tool" info "$dir/session.ksrec") || fail "kinesync-tool info cannot read the recording"
+  grep -q "complete    yes" <<<"$out" || fail "recording not complete"
+  grep -q "frames      $final (ticks 1 to $final)" <<<"$out" || fail "recording does not end at the last tick, $final"
+  "$bin/kinesync-replay" "$dir/session.ksrec" --profile lan --strategy snap --quiet > /dev/null 2>&1 || fail "kinesync-replay cannot read it"
+  echo "drain: $elapsed s from SIGTERM to exit, $final ticks recorded"
+  out=""
+  ;;
+drain_stuck)
+  # A recording into a pipe nobody reads: the network thread blocks writing it, /healthz says
+  # so, and the drain gives up after the grace time with exit 1 and a message.
+  rm -f "$dir/stuck.fifo"; mkfifo "$dir/stuck.fifo"
+  exec 3<>"$dir/stuck.fifo"  # held open, never read
+  start_server "$dir/server.log" --port 0 --characters 64 --record "$dir/stuck.fifo" --drain-grace 1
+  for _ in $(seq 100); do http_get /healthz; [ "$code" = 503 ] && break; sleep 0.1; done
+  [ "$code" = 503 ] || fail "/healthz stays $code with the network thread stuck"
+  grep -q "network thread stalled" <<<"$body" || fail "/healthz body '$body'"
+  stop_within 1
+  exec 3<&-
+  [ "$rc" = 1 ] || fail "exit $rc, expected 1"
+  grep -q "did not finish within --drain-grace 1 s" "$log" || fail "no message"
+  ;;
+*) fail "unknown check" ;;
+esac
+echo "ops $check ok"
