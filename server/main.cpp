@@ -324,6 +324,11 @@ int main(int argc, char** argv) {
         const StreamServerStats st = server->stats();
         ServerStatsFigures f{st.tick, st.characters, p50, p99, missed, st.net.malformed, st.net.refused};
         f.malformed_by_reason = st.net.malformed_by_reason;
+        f.tokens_refused = st.net.tokens_refused;
+        f.unauthenticated = st.net.unauthenticated;
+        f.forged = st.net.forged;
+        f.replayed = st.net.replayed;
+        f.rate_limited = st.net.rate_limited;
         log->info("{}", stats_summary_line(when, f, st.clients));
         if (log->should_log(spdlog::level::debug))
             for (const net::ClientReport& c : st.clients) log->debug("{}: {}", when, client_stats_line(c));

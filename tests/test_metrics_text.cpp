@@ -32,6 +32,11 @@ MetricsSnapshot sample_snapshot() {
     m.net.disconnects = 109;
     m.net.timeouts = 110;
     m.net.stalled = 111;
+    m.net.tokens_refused = 112;
+    m.net.unauthenticated = 113;
+    m.net.forged = 114;
+    m.net.replayed = 115;
+    m.net.rate_limited = 116;
     m.ticks = 123456;
     m.missed_ticks = 7;
     m.clients = 3;
@@ -116,6 +121,11 @@ TEST(MetricsText, FiguresLandInTheirSamples) {
         {"kinesync_disconnects_total", "109"},
         {"kinesync_timeouts_total", "110"},
         {"kinesync_stalled_total", "111"},
+        {"kinesync_tokens_refused_total", "112"},
+        {"kinesync_unauthenticated_total", "113"},
+        {"kinesync_forged_total", "114"},
+        {"kinesync_replayed_total", "115"},
+        {"kinesync_rate_limited_total", "116"},
         {"kinesync_malformed_datagrams_total", "12"},
         {"kinesync_malformed_datagrams_by_reason_total{reason=\"too short\"}", "10"},
         {"kinesync_malformed_datagrams_by_reason_total{reason=\"flatbuffer verification failed\"}", "2"},

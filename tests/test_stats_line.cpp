@@ -69,6 +69,16 @@ TEST(StatsLine, MalformedDatagramsAreBrokenDownByReasonMostFrequentFirst) {
     EXPECT_NE(stats_summary_line("stats", f, {}).find("| malformed 2 (too long 1, bad value 1) |"), std::string::npos);
 }
 
+TEST(StatsLine, AuthenticationDropsShowOnlyWhenThereAreAny) {
+    ServerStatsFigures f = kFigures;
+    EXPECT_EQ(stats_summary_line("stats", f, {}).find("dropped"), std::string::npos);
+    f.forged = 3;
+    f.rate_limited = 9;
+    EXPECT_NE(stats_summary_line("stats", f, {}).find("| dropped: tokens 0, unauthenticated 0, forged 3, replayed 0, over rate 9"),
+              std::string::npos)
+        << stats_summary_line("stats", f, {});
+}
+
 TEST(StatsLine, NoMalformedNoBreakdown) {
     ServerStatsFigures f = kFigures;
     f.malformed = 0;
@@ -83,7 +93,7 @@ TEST(StatsLine, EveryReasonAtOnceStaysOneBoundedLine) {
     for (size_t r = 1; r < f.malformed_by_reason.size(); ++r) f.malformed += f.malformed_by_reason[r] = 1000000 + r;
     const std::string line = stats_summary_line("stats", f, fake_clients(3));
     EXPECT_EQ(line.find('\n'), std::string::npos);
-    EXPECT_NE(line.find("(bad value 1000015, bad skeleton 1000014"), std::string::npos) << line;
+    EXPECT_NE(line.find("(bad token 1000016, bad value 1000015, bad skeleton 1000014"), std::string::npos) << line;
     EXPECT_EQ(line.find("none"), std::string::npos) << line;
     EXPECT_LT(line.size(), 800u) << line;
 }

@@ -93,6 +93,13 @@ std::string metrics_text(const MetricsSnapshot& m) {
     p.counter("kinesync_timeouts_total", "Clients dropped for silence.", n.timeouts);
     p.counter("kinesync_stalled_total", "Clients dropped for not acknowledging reliable messages.", n.stalled);
     p.counter("kinesync_refused_total", "Connection attempts refused (bad cookie, server full, too many from one address).", n.refused);
+    p.counter("kinesync_tokens_refused_total", "Connect tokens refused (missing, expired, for another server, invalid or already used).",
+              n.tokens_refused);
+    p.counter("kinesync_unauthenticated_total", "Clear datagrams other than the handshake while connect tokens are required.",
+              n.unauthenticated);
+    p.counter("kinesync_forged_total", "Sealed datagrams that did not authenticate under their session's key.", n.forged);
+    p.counter("kinesync_replayed_total", "Sealed datagrams seen before or older than the replay window.", n.replayed);
+    p.counter("kinesync_rate_limited_total", "Datagrams over the per-address handshake or per-session rate.", n.rate_limited);
     p.counter("kinesync_received_datagrams_total", "UDP datagrams received.", n.datagrams_in);
     p.counter("kinesync_sent_datagrams_total", "UDP datagrams sent.", n.datagrams_out);
     p.counter("kinesync_received_bytes_total", "UDP payload bytes received.", n.bytes_in);
