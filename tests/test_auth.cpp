@@ -310,6 +310,24 @@ TEST(ServerAuth, ReplayedSessionPacketsAndAReplayedHandshakeAreRefused) {
     EXPECT_EQ(h.stats().connects, 1u);
 }
 
+TEST(ServerAuth, AClientRestartingFromTheSamePortWithANewTokenReplacesItsSession) {
+    // The client lost its session state (a crash, a restart) but the server still holds it: a new
+    // handshake with a fresh token from the same address and port takes over at once, without
+    // waiting for the old session to time out.
+    const Key key = random_key();
+    ServerHarness h(auth_world(), keyed(key));
+    UdpClient c(h.port());
+    connect_with(c, token_for(key, h.port(), unix_now_s()));
+    const double t0 = c.now();
+    connect_with(c, token_for(key, h.port(), unix_now_s()));
+    EXPECT_LT(c.now() - t0, 2.0) << "well before the 5 s timeout";
+    EXPECT_GT(decoded_for(c, 0.3), 5u);
+    EXPECT_EQ(h.client_count(), 1u);
+    h.stop();
+    EXPECT_EQ(h.stats().connects, 2u);
+    EXPECT_EQ(h.stats().timeouts, 0u);
+}
+
 TEST(ServerAuth, BadTokensAreRefusedWithAReason) {
     const Key key = random_key();
     ServerHarness h(auth_world(), keyed(key));

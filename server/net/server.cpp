@@ -286,7 +286,9 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
         return;
     }
     if (p->type == MessageType::ConnectRequest) {
-        if (it != sessions_.end()) return;  // a late duplicate of the handshake: already connected
+        // A late duplicate of the handshake is ignored; another salt from a connected address is a
+        // new client instance there (its ChallengeResponse then replaces the session).
+        if (it != sessions_.end() && it->second->salt == p->message<wire::ConnectRequest>()->client_salt()) return;
         if (admit_handshake(from)) on_connect_request(from, *p);
         return;
     }
