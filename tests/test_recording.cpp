@@ -246,6 +246,85 @@ TEST(Recording, StreamingReadGivesTheSameFrames) {
     expect_frames_equal(got, frames, 21);
 }
 
+TEST(Recording, StreamHoldsOneChunkAtATime) {
+    // 130 frames in chunks of 7 (19 chunks): RecordingStream hands out the same frames as
+    // read_recording, never holding more than the current chunk's.
+    TempFile tf("stream_bounded");
+    const RecordingHeader h = make_header();
+    Rng rng(17);
+    std::vector<RecordedFrame> frames;
+    for (uint32_t i = 0; i < 130; ++i) frames.push_back(make_frame(h, i, rng));
+    const Written w = write_recording(tf.path, h, frames, 7);
+    ASSERT_EQ(w.chunk_start.size(), 19u);
+    RecordingStream s(tf.path);
+    EXPECT_EQ(s.path(), tf.path);
+    EXPECT_EQ(s.header().scenario, h.scenario);
+    EXPECT_EQ(s.header().characters.size(), h.characters.size());
+    EXPECT_EQ(s.chunks(), 0u) << "nothing read past the header on opening";
+    EXPECT_EQ(s.buffered_frames(), 0u);
+    std::vector<RecordedFrame> got;
+    size_t most_buffered = 0;
+    RecordedFrame f;
+    while (s.next(f)) {
+        got.push_back(std::move(f));
+        most_buffered = std::max(most_buffered, s.buffered_frames());
+        ASSERT_LE(s.buffered_frames(), 6u) << "after frame " << got.size();
+        ASSERT_EQ(s.frames_read(), got.size());
+        ASSERT_EQ(s.chunks(), (got.size() + 6) / 7) << "chunks are read as the frames are asked for";
+    }
+    EXPECT_EQ(most_buffered, 6u);
+    EXPECT_FALSE(s.next(f)) << "the end stays the end";
+    EXPECT_FALSE(s.truncated());
+    EXPECT_EQ(s.chunks(), 19u);
+    EXPECT_EQ(s.offset(), w.size);
+    EXPECT_EQ(s.file_size(), w.size);
+    expect_frames_equal(got, frames, frames.size());
+}
+
+TEST(Recording, StreamReportsDamageAsReadRecordingDoes) {
+    const RecordingHeader h = make_header();
+    Rng rng(19);
+    std::vector<RecordedFrame> frames;
+    for (uint32_t i = 0; i < 30; ++i) frames.push_back(make_frame(h, i, rng));
+    TempFile full("stream_damage_full"), bad("stream_damage_bad");
+    const Written w = write_recording(full.path, h, frames, 6);  // 5 chunks
+    ASSERT_EQ(w.chunk_start.size(), 5u);
+    const std::string bytes = slurp(full.path);
+    auto drain = [](RecordingStream& s, std::vector<RecordedFrame>& got) {
+        RecordedFrame f;
+        while (s.next(f)) got.push_back(std::move(f));
+    };
+    // A damaged tail: the complete chunks, then the end, with read_recording's warning.
+    spit(bad.path, bytes, w.chunk_start.back() + 33);
+    {
+        RecordingStream s(bad.path);
+        std::vector<RecordedFrame> got;
+        drain(s, got);
+        EXPECT_TRUE(s.truncated());
+        EXPECT_EQ(s.warning(), read_recording(bad.path).warning);
+        EXPECT_EQ(s.warning().rfind(bad.path + ": offset " + std::to_string(w.chunk_start.back()) + ": ", 0), 0u) << s.warning();
+        expect_frames_equal(got, frames, 24);
+    }
+    // Corruption in the middle (chunk 2): the frames of chunks 0 and 1, then read_recording's error.
+    std::string b = bytes;
+    b[w.chunk_start[2] + 20 + 100] ^= 0x40;
+    spit(bad.path, b, b.size());
+    {
+        RecordingStream s(bad.path);
+        std::vector<RecordedFrame> got;
+        const std::string e = error_of([&] { drain(s, got); });
+        EXPECT_EQ(e, error_of([&] { read_recording(bad.path); }));
+        EXPECT_EQ(e.rfind(bad.path + ": offset " + std::to_string(w.chunk_start[2]) + ": CRC mismatch", 0), 0u) << e;
+        expect_frames_equal(got, frames, 12);
+    }
+    // A bad header: the constructor throws, naming the path and offset.
+    b = bytes;
+    b[8 + 20 + 10] ^= 0x01;
+    spit(bad.path, b, b.size());
+    EXPECT_EQ(error_of([&] { RecordingStream s(bad.path); }).rfind(bad.path + ": offset 8: header block: CRC mismatch", 0), 0u);
+    EXPECT_EQ(error_of([&] { RecordingStream s(bad.path + ".missing"); }).rfind(bad.path + ".missing: cannot open", 0), 0u);
+}
+
 TEST(Recording, HeaderDefaults) {
     // Empty name / unit lists, no characters, created time filled in by the writer.
     TempFile tf("defaults");

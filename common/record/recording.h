@@ -111,6 +111,39 @@ RecordingReadResult read_recording(const std::string& path);
 // the chunks before a corrupt block in the middle are delivered before the error is thrown.
 RecordingReadResult read_recording(const std::string& path, const std::function<void(RecordedFrame&&)>& on_frame);
 
+// A recording read frame by frame, in file order, one chunk decoded at a time: what it holds is
+// the header and the frames of the current chunk not yet handed out, however long the recording.
+// read_recording() is built on it: the same checks, errors and warning. The constructor reads
+// the file magic and the header block (and throws as read_recording() does); next() reads on,
+// chunk by chunk, and throws at corruption in the middle (after handing out every frame of the
+// chunks before it). Not thread-safe.
+class RecordingStream {
+public:
+    explicit RecordingStream(const std::string& path);
+    ~RecordingStream();
+    RecordingStream(RecordingStream&&) noexcept;
+    RecordingStream& operator=(RecordingStream&&) noexcept;
+    RecordingStream(const RecordingStream&) = delete;
+    RecordingStream& operator=(const RecordingStream&) = delete;
+
+    const std::string& path() const;
+    const RecordingHeader& header() const;
+    // The next frame (moved into `out`); false at the end of the recording, or at a damaged tail:
+    // then truncated() is true and warning() says where and what was kept.
+    bool next(RecordedFrame& out);
+    bool truncated() const;
+    const std::string& warning() const;
+    size_t chunks() const;           // chunks read so far
+    size_t frames_read() const;      // frames handed out so far
+    size_t buffered_frames() const;  // frames of the current chunk not yet handed out
+    uint64_t offset() const;         // file offset of the next block to read
+    uint64_t file_size() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 // CRC-32 (IEEE 802.3 / zlib polynomial, reflected, init and final xor 0xFFFFFFFF). Pass the
 // previous result as `crc` to continue a running checksum.
 uint32_t recording_crc32(const void* data, size_t size, uint32_t crc = 0);

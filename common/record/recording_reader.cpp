@@ -44,36 +44,59 @@ void copy_out(std::vector<T>& dst, const uint8_t* src, size_t n) {
     if (n) std::memcpy(dst.data(), src, n * sizeof(T));
 }
 
-class Reader {
-public:
-    explicit Reader(const std::string& path) : path_(path) {
+}  // namespace
+
+struct RecordingStream::Impl {
+    explicit Impl(const std::string& path) : path_(path) {
         file_ = std::fopen(path.c_str(), "rb");
         if (!file_) throw std::runtime_error(path + ": cannot open: " + errno_text(errno));
-        if (fseeko(file_, 0, SEEK_END) != 0) io_error(0, "seek failed");
+        if (fseeko(file_, 0, SEEK_END) != 0) {
+            const int e = errno;
+            std::fclose(file_);
+            errno = e;
+            io_error(0, "seek failed");
+        }
         const off_t end = ftello(file_);
-        if (end < 0) io_error(0, "cannot tell the file size");
+        if (end < 0) {
+            const int e = errno;
+            std::fclose(file_);
+            errno = e;
+            io_error(0, "cannot tell the file size");
+        }
         size_ = uint64_t(end);
         dctx_ = ZSTD_createDCtx();
-        if (!dctx_) throw std::runtime_error(path + ": cannot create a zstd decompression context");
+        if (!dctx_) {
+            std::fclose(file_);
+            throw std::runtime_error(path + ": cannot create a zstd decompression context");
+        }
     }
-    ~Reader() {
+    ~Impl() {
         std::fclose(file_);
         ZSTD_freeDCtx(dctx_);
     }
-    Reader(const Reader&) = delete;
-    Reader& operator=(const Reader&) = delete;
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
 
-    // Frames go to `on_frame` chunk by chunk when it is set, into the result otherwise.
-    RecordingReadResult read(const std::function<void(RecordedFrame&&)>* on_frame);
+    // The file magic and the header block; offset_ is left at the first chunk.
+    void open();
+    // Reads and decodes the next sound chunk into chunk_ (false at the end of the recording or at
+    // a damaged tail, which sets truncated_ and warning_); throws at corruption in the middle.
+    bool load_next_chunk();
 
-private:
     std::string path_;
     std::FILE* file_ = nullptr;
     ZSTD_DCtx* dctx_ = nullptr;
     uint64_t size_ = 0;
+    uint64_t offset_ = 0;  // the next block
     std::vector<uint8_t> cbuf_, raw_;
     RecordingHeader header_;
     std::unordered_map<uint16_t, int> joints_;  // character id -> joints
+    std::vector<RecordedFrame> chunk_;          // the current chunk's frames
+    size_t next_ = 0;                           // the next frame of chunk_ to hand out
+    size_t frames_read_ = 0;                    // frames of the complete chunks read
+    size_t chunks_ = 0;
+    bool done_ = false, truncated_ = false;
+    std::string warning_;
 
     [[noreturn]] void error(uint64_t offset, const std::string& what) const {
         throw std::runtime_error(path_ + ": offset " + std::to_string(offset) + ": " + what);
@@ -102,7 +125,7 @@ private:
     void decode_chunk(uint64_t offset, std::vector<RecordedFrame>& frames);
 };
 
-Reader::Block Reader::load_block(uint64_t offset, bool decompress) {
+RecordingStream::Impl::Block RecordingStream::Impl::load_block(uint64_t offset, bool decompress) {
     Block b;
     const uint64_t left = size_ - offset;
     if (left < kBlockHeaderBytes) {
@@ -163,7 +186,7 @@ Reader::Block Reader::load_block(uint64_t offset, bool decompress) {
     return b;
 }
 
-bool Reader::sound_block_after(uint64_t from, uint64_t* where) {
+bool RecordingStream::Impl::sound_block_after(uint64_t from, uint64_t* where) {
     // Scan for the block magic; check each candidate's header, sizes and CRC.
     std::vector<uint8_t> buf(size_t(1) << 16);
     uint64_t pos = from;
@@ -185,7 +208,7 @@ bool Reader::sound_block_after(uint64_t from, uint64_t* where) {
     return false;
 }
 
-void Reader::decode_header(uint64_t offset) {
+void RecordingStream::Impl::decode_header(uint64_t offset) {
     fb::Verifier::Options opts;
     fb::Verifier v(raw_.data(), raw_.size(), opts);
     if (!v.VerifyBuffer<rec::Header>(nullptr)) error(offset, "header block: expected a Header flatbuffer, verification failed");
@@ -234,7 +257,7 @@ void Reader::decode_header(uint64_t offset) {
     }
 }
 
-void Reader::decode_chunk(uint64_t offset, std::vector<RecordedFrame>& frames) {
+void RecordingStream::Impl::decode_chunk(uint64_t offset, std::vector<RecordedFrame>& frames) {
     fb::Verifier::Options opts;
     opts.max_tables = std::max<fb::uoffset_t>(opts.max_tables, fb::uoffset_t(raw_.size() / 8));
     fb::Verifier v(raw_.data(), raw_.size(), opts);
@@ -280,7 +303,7 @@ void Reader::decode_chunk(uint64_t offset, std::vector<RecordedFrame>& frames) {
     }
 }
 
-RecordingReadResult Reader::read(const std::function<void(RecordedFrame&&)>* on_frame) {
+void RecordingStream::Impl::open() {
     uint8_t magic[sizeof kFileMagic];
     if (size_ < sizeof magic)
         error(0, "expected the file magic \"KSREC001\", the file has only " + std::to_string(size_) + " bytes");
@@ -289,56 +312,83 @@ RecordingReadResult Reader::read(const std::function<void(RecordedFrame&&)>* on_
         error(0, "expected the file magic \"KSREC001\" (a kinesync recording), got " + printable(magic, sizeof magic));
 
     uint64_t offset = sizeof kFileMagic;
-    {
-        const Block b = load_block(offset, true);
-        if (!b.problem.empty()) error(offset, "header block: " + b.problem);
-        if (b.kind != kKindHeader) error(offset, "expected the header block (kind 0), got kind " + std::to_string(b.kind));
-        decode_header(offset);
-        offset = b.end;
-    }
+    const Block b = load_block(offset, true);
+    if (!b.problem.empty()) error(offset, "header block: " + b.problem);
+    if (b.kind != kKindHeader) error(offset, "expected the header block (kind 0), got kind " + std::to_string(b.kind));
+    decode_header(offset);
+    offset_ = b.end;
+}
 
-    RecordingReadResult r;
-    size_t frames_read = 0;
-    std::vector<RecordedFrame> chunk_frames;
-    while (offset < size_) {
+bool RecordingStream::Impl::load_next_chunk() {
+    chunk_.clear();
+    next_ = 0;
+    while (!done_ && chunk_.empty()) {
+        if (offset_ >= size_) {
+            done_ = true;
+            break;
+        }
+        const uint64_t offset = offset_;
         const Block b = load_block(offset, true);
         if (!b.problem.empty()) {
             uint64_t next = 0;
             if (sound_block_after(offset + 1, &next))
                 error(offset, b.problem + " (corrupt block; a valid block follows at offset " + std::to_string(next) + ")");
-            r.truncated = true;
-            r.warning = path_ + ": offset " + std::to_string(offset) + ": " + b.problem + "; recording truncated there (" +
-                        std::to_string(size_ - offset) + " trailing bytes ignored), " + std::to_string(frames_read) +
-                        " frames in " + std::to_string(r.chunks) + " complete chunks kept";
+            truncated_ = true;
+            warning_ = path_ + ": offset " + std::to_string(offset) + ": " + b.problem + "; recording truncated there (" +
+                       std::to_string(size_ - offset) + " trailing bytes ignored), " + std::to_string(frames_read_) +
+                       " frames in " + std::to_string(chunks_) + " complete chunks kept";
+            done_ = true;
             break;
         }
         if (b.kind != kKindChunk) error(offset, "expected a chunk block (kind 1), got kind " + std::to_string(b.kind));
-        if (on_frame) {
-            chunk_frames.clear();
-            decode_chunk(offset, chunk_frames);
-            frames_read += chunk_frames.size();
-            for (RecordedFrame& f : chunk_frames) (*on_frame)(std::move(f));
-        } else {
-            decode_chunk(offset, r.frames);
-            frames_read = r.frames.size();
-        }
-        ++r.chunks;
-        offset = b.end;
+        decode_chunk(offset, chunk_);  // a chunk may hold no frames: then on to the next one
+        frames_read_ += chunk_.size();
+        ++chunks_;
+        offset_ = b.end;
     }
-    r.header = std::move(header_);
+    return !chunk_.empty();
+}
+
+RecordingStream::RecordingStream(const std::string& path) : impl_(std::make_unique<Impl>(path)) { impl_->open(); }
+RecordingStream::~RecordingStream() = default;
+RecordingStream::RecordingStream(RecordingStream&&) noexcept = default;
+RecordingStream& RecordingStream::operator=(RecordingStream&&) noexcept = default;
+
+const std::string& RecordingStream::path() const { return impl_->path_; }
+const RecordingHeader& RecordingStream::header() const { return impl_->header_; }
+
+bool RecordingStream::next(RecordedFrame& out) {
+    Impl& m = *impl_;
+    if (m.next_ == m.chunk_.size() && !m.load_next_chunk()) return false;
+    out = std::move(m.chunk_[m.next_++]);
+    return true;
+}
+
+bool RecordingStream::truncated() const { return impl_->truncated_; }
+const std::string& RecordingStream::warning() const { return impl_->warning_; }
+size_t RecordingStream::chunks() const { return impl_->chunks_; }
+size_t RecordingStream::frames_read() const { return impl_->frames_read_ - (impl_->chunk_.size() - impl_->next_); }
+size_t RecordingStream::buffered_frames() const { return impl_->chunk_.size() - impl_->next_; }
+uint64_t RecordingStream::offset() const { return impl_->offset_; }
+uint64_t RecordingStream::file_size() const { return impl_->size_; }
+
+RecordingReadResult read_recording(const std::string& path) {
+    std::vector<RecordedFrame> frames;
+    RecordingReadResult r = read_recording(path, [&frames](RecordedFrame&& f) { frames.push_back(std::move(f)); });
+    r.frames = std::move(frames);
     return r;
 }
 
-}  // namespace
-
-RecordingReadResult read_recording(const std::string& path) {
-    Reader reader(path);
-    return reader.read(nullptr);
-}
-
 RecordingReadResult read_recording(const std::string& path, const std::function<void(RecordedFrame&&)>& on_frame) {
-    Reader reader(path);
-    return reader.read(&on_frame);
+    RecordingStream s(path);
+    RecordingReadResult r;
+    RecordedFrame f;
+    while (s.next(f)) on_frame(std::move(f));
+    r.header = s.header();
+    r.truncated = s.truncated();
+    r.warning = s.warning();
+    r.chunks = s.chunks();
+    return r;
 }
 
 }  // namespace ks
