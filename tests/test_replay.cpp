@@ -2,7 +2,12 @@
 // shared clip.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <filesystem>
+#include <type_traits>
+
 #include "client/replay/replay.h"
+#include "client/replay/sweep.h"
 #include "common/metrics/report.h"
 #include "server/sim/world_streamer.h"
 #include "server/stream_server.h"
@@ -12,7 +17,8 @@ using namespace ks;
 using namespace ks::test;
 
 namespace {
-RecordingReadResult record(const ClipLibrary& lib, double seconds, float teleport_every, int characters = 2) {
+// Records `seconds` of a world playing `lib` to a file of its own; returns its path.
+std::string record_file(const ClipLibrary& lib, double seconds, float teleport_every, int characters = 2) {
     WorldConfig wc;
     wc.characters = characters;
     wc.seed = 9;
@@ -31,8 +37,62 @@ RecordingReadResult record(const ClipLibrary& lib, double seconds, float telepor
         for (int i = 0; i < int(seconds * 60); ++i) streamer.step();
         server.close();
     }
-    const std::string path = sc.record_path;
-    return read_recording(path);
+    return sc.record_path;
+}
+
+RecordingReadResult record(const ClipLibrary& lib, double seconds, float teleport_every, int characters = 2) {
+    return read_recording(record_file(lib, seconds, teleport_every, characters));
+}
+
+template <class T>
+bool same_bits(const T& a, const T& b) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+template <class T>  // T: doubles or pairs of them
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+// Every figure of two replays, to the bit (NaN included), and their printed report.
+void expect_identical(const ReplayResult& a, const ReplayResult& b, const ReplayConfig& cfg) {
+    // FidelityResult and its Stat3 are 8-byte fields only (no padding): compared as bytes.
+    static_assert(sizeof(FidelityResult) % 8 == 0 && sizeof(Stat3) == 5 * 8);
+    ASSERT_EQ(a.strategies.size(), b.strategies.size());
+    for (size_t k = 0; k < a.strategies.size(); ++k) {
+        const ReplayStrategyResult& x = a.strategies[k];
+        const ReplayStrategyResult& y = b.strategies[k];
+        SCOPED_TRACE(std::string(strategy_name(x.strategy)) + " " + variant_label(x.config));
+        EXPECT_EQ(x.strategy, y.strategy);
+        EXPECT_TRUE(same_bits(x.result, y.result));
+        EXPECT_TRUE(same_bits(x.series, y.series));
+        EXPECT_TRUE(same_bits(x.pop_times_s, y.pop_times_s));
+        ASSERT_EQ(x.crowd.has_value(), y.crowd.has_value());
+        if (x.crowd) {
+            EXPECT_EQ(x.crowd->near, y.crowd->near);
+            EXPECT_TRUE(same_bits(x.crowd->near_result, y.crowd->near_result));
+            EXPECT_TRUE(same_bits(x.crowd->rest_result, y.crowd->rest_result));
+        }
+    }
+    EXPECT_TRUE(same_bits(a.epoch_times_s, b.epoch_times_s));
+    EXPECT_TRUE(same_bits(a.blackout_spans_s, b.blackout_spans_s));
+    EXPECT_TRUE(same_bits(a.bytes_per_s, b.bytes_per_s));
+    EXPECT_TRUE(same_bits(a.bits_per_joint, b.bits_per_joint));
+    EXPECT_TRUE(same_bits(a.clock_error_ms, b.clock_error_ms));
+    EXPECT_TRUE(same_bits(a.payload_bytes_per_character, b.payload_bytes_per_character));
+    EXPECT_TRUE(same_bits(a.envelope_bytes_per_datagram, b.envelope_bytes_per_datagram));
+    EXPECT_EQ(a.snapshot_datagrams, b.snapshot_datagrams);
+    EXPECT_EQ(a.datagrams_lost, b.datagrams_lost);
+    ReportHeader h;
+    h.recording = "test";
+    h.profile = {cfg.profile.name, cfg.profile.latency_ms, cfg.profile.jitter_ms, cfg.profile.loss, 0, cfg.profile.duplicate};
+    auto reports = [](const ReplayResult& r) {
+        std::vector<StrategyReport> out;
+        for (const auto& s : r.strategies) out.push_back({strategy_name(s.strategy), s.result, s.series});
+        return out;
+    };
+    EXPECT_EQ(fidelity_table(h, reports(a)), fidelity_table(h, reports(b)));
+    EXPECT_EQ(fidelity_json(h, reports(a)), fidelity_json(h, reports(b)));
 }
 
 std::string json_of(const RecordingReadResult& rec, const ReplayConfig& cfg, const ReplayResult& r) {
@@ -147,4 +207,103 @@ TEST(Replay, CrowdModeKeepsTheNearestAsFaithfulAsAlone) {
     cfg.far_hold_depth = -1;
     const ReplayResult every_joint = run_replay(rec, cfg);
     EXPECT_LT(lod.strategies[0].crowd->rest_result.present_err_cm.mean, every_joint.strategies[0].crowd->rest_result.present_err_cm.mean);
+}
+
+TEST(Replay, StreamingGivesTheWholeFileFigures) {
+    // Teleports and resets every few seconds; 12 s in 12 chunks. The replay streamed from the
+    // file (a window of ticks) against the same replay of the recording held whole, under several
+    // configurations: every figure must be the same to the bit.
+    const ClipLibrary lib = builtin_clip_library();
+    const std::string path = record_file(lib, 12.0, 2.0f, 3);
+    const RecordingReadResult whole = read_recording(path);
+    const RecordingScan scan = scan_recording(path);
+    ASSERT_EQ(scan.frames, whole.frames.size());
+    EXPECT_EQ(scan.chunks, whole.chunks);
+    EXPECT_GE(scan.chunks, 12u);
+    EXPECT_EQ(scan.first_tick, whole.frames.front().tick);
+    EXPECT_EQ(scan.last_tick, whole.frames.back().tick);
+    EXPECT_TRUE(scan.ticks_increase);
+    EXPECT_FALSE(scan.truncated);
+    EXPECT_GT(scan.epoch_changes.size(), 6u);
+
+    ReplayConfig cfg;
+    auto check = [&](const char* what, const RecordingReadResult& w, const RecordingScan& sc) {
+        SCOPED_TRACE(what);
+        ReplayStreamStats st;
+        const ReplayResult streamed = run_replay(sc, cfg, &st);
+        expect_identical(run_replay(w, cfg), streamed, cfg);
+        if (sc.ticks_increase) {
+            EXPECT_EQ(st.frames_read, sc.frames);
+        }
+    };
+    cfg.profile = net_profile("mobile");
+    cfg.seed = 4;
+    check("mobile, every strategy", whole, scan);
+    cfg.profile = net_profile("hostile");
+    cfg.reconstruct.interp_delay_s = 0.45;  // the truth 27 ticks back
+    check("hostile, interp 450 ms", whole, scan);
+    cfg.reconstruct = {};
+    cfg.profile = net_profile("broadband");
+    cfg.variants = sweep_variants(cfg.reconstruct, {Strategy::Interp, Strategy::DeadBlend});
+    check("sweep", whole, scan);
+    cfg.variants.clear();
+    cfg.viewpoint_m = vec3{1, 0, 2};
+    cfg.crowd_near = 1;
+    check("crowd", whole, scan);
+    cfg.only_near = true;
+    check("crowd, nearest only", whole, scan);
+    cfg.viewpoint_m.reset();
+    cfg.only_near = false;
+
+    // A crash's recording, cut inside its last chunk: the same complete chunks, the same warning.
+    const std::string cut = path + ".cut.ksrec";
+    std::filesystem::copy_file(path, cut, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::resize_file(cut, std::filesystem::file_size(cut) - 1000);
+    const RecordingReadResult whole_cut = read_recording(cut);
+    const RecordingScan scan_cut = scan_recording(cut);
+    ASSERT_TRUE(whole_cut.truncated);
+    EXPECT_TRUE(scan_cut.truncated);
+    EXPECT_EQ(scan_cut.warning, whole_cut.warning);
+    EXPECT_EQ(scan_cut.frames, whole_cut.frames.size());
+    check("truncated", whole_cut, scan_cut);
+
+    // Ticks out of order (no server writes that): replayed whole, as before.
+    const std::string odd = path + ".odd.ksrec";
+    {
+        RecordingWriter w(odd, whole.header);
+        std::vector<RecordedFrame> frames = whole.frames;
+        std::swap(frames[100], frames[101]);
+        for (const RecordedFrame& f : frames) w.write(f);
+        w.close();
+    }
+    const RecordingScan scan_odd = scan_recording(odd);
+    EXPECT_FALSE(scan_odd.ticks_increase);
+    check("ticks out of order", read_recording(odd), scan_odd);
+}
+
+TEST(Replay, StreamingHoldsAWindowNotTheRecording) {
+    // 40 s, 40 chunks of 60 ticks: the streamed replay reads every frame once, holding the ticks
+    // from the render time less the display delay (interp's 100 ms: 6 ticks) to the newest asked
+    // for, and what is left of the chunk being read.
+    const ClipLibrary lib = builtin_clip_library();
+    const RecordingScan scan = scan_recording(record_file(lib, 40.0, 5.0f));
+    ASSERT_EQ(scan.frames, 2400u);
+    ASSERT_GE(scan.chunks, 40u);
+    ReplayConfig cfg;
+    cfg.profile = net_profile("broadband");
+    ReplayStreamStats st;
+    ReplayResult r = run_replay(scan, cfg, &st);
+    ASSERT_FALSE(r.strategies.empty());
+    EXPECT_GT(r.strategies.front().result.frames, 4000);
+    EXPECT_EQ(st.frames_read, scan.frames);
+    EXPECT_GE(st.most_window_frames, 7u);
+    EXPECT_LE(st.most_window_frames, 12u);
+    EXPECT_LE(st.most_frames_held, 60u + 12u);
+    // A longer display delay (1 s: 60 ticks) keeps a longer window, still not the recording.
+    cfg.reconstruct.interp_delay_s = 1.0;
+    r = run_replay(scan, cfg, &st);
+    EXPECT_EQ(st.frames_read, scan.frames);
+    EXPECT_GE(st.most_window_frames, 61u);
+    EXPECT_LE(st.most_window_frames, 66u);
+    EXPECT_LE(st.most_frames_held, 60u + 66u);
 }

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <limits>
 #include <map>
 #include <memory>
+#include <stdexcept>
 
 #include "client/render_clock.h"
 #include "common/anim/ops_fk.h"
@@ -22,19 +25,86 @@ namespace {
 
 constexpr double kClientClockOffset = 1234.567;  // the client's clock = server clock + this (unknown to it)
 
-struct Truth {
-    const RecordingReadResult& rec;
-    std::map<uint32_t, size_t> index;  // tick -> frame
-    explicit Truth(const RecordingReadResult& r) : rec(r) {
-        for (size_t i = 0; i < r.frames.size(); ++i) index[r.frames[i].tick] = i;
-    }
-    const RecordedCharacter* at(uint32_t tick, uint16_t id) const {
-        const auto it = index.find(tick);
-        if (it == index.end()) return nullptr;
-        for (const RecordedCharacter& c : rec.frames[it->second].characters)
+// The recorded truth by tick.
+class Truth {
+public:
+    virtual ~Truth() = default;
+    // The frame recorded at `tick`, or nullptr when there is none.
+    virtual const RecordedFrame* frame(uint32_t tick) = 0;
+    // No tick before `tick` will be asked for again.
+    virtual void forget_before(uint32_t tick) = 0;
+    const RecordedCharacter* at(uint32_t tick, uint16_t id) {
+        const RecordedFrame* f = frame(tick);
+        if (!f) return nullptr;
+        for (const RecordedCharacter& c : f->characters)
             if (c.id == id) return &c;
         return nullptr;
     }
+};
+
+// The whole recording in memory (a tick recorded twice: its last frame).
+class WholeTruth final : public Truth {
+public:
+    explicit WholeTruth(const RecordingReadResult& r) : rec_(r) {
+        for (size_t i = 0; i < r.frames.size(); ++i) index_[r.frames[i].tick] = i;
+    }
+    const RecordedFrame* frame(uint32_t tick) override {
+        const auto it = index_.find(tick);
+        return it == index_.end() ? nullptr : &rec_.frames[it->second];
+    }
+    void forget_before(uint32_t) override {}
+
+private:
+    const RecordingReadResult& rec_;
+    std::map<uint32_t, size_t> index_;  // tick -> frame
+};
+
+// A window over the file: frames are read as their ticks are asked for and dropped once
+// forgotten, so it holds the ticks between the oldest still wanted and the newest asked for (and
+// the rest of the chunk being read). The ticks must increase frame after frame (scan_recording
+// checked); none after `last_tick` is read.
+class StreamTruth final : public Truth {
+public:
+    StreamTruth(const std::string& path, uint32_t last_tick) : stream_(path), last_tick_(last_tick) {}
+    const RecordedFrame* frame(uint32_t tick) override {
+        if (tick > last_tick_) return nullptr;  // also a time before 0 s, wrapped around
+        if (tick < forgotten_)
+            throw std::logic_error("replay: tick " + std::to_string(tick) + " asked for after the ticks before " +
+                                   std::to_string(forgotten_) + " were dropped");
+        while (!ended_ && (window_.empty() || window_.back().tick < tick)) {
+            RecordedFrame f;
+            if (!stream_.next(f)) {
+                ended_ = true;
+                break;
+            }
+            if (any_read_ && f.tick <= newest_read_)
+                throw std::runtime_error(stream_.path() + ": frame " + std::to_string(stream_.frames_read() - 1) + ": tick " +
+                                         std::to_string(f.tick) + " after tick " + std::to_string(newest_read_) +
+                                         " (the file changed since it was scanned?)");
+            any_read_ = true;
+            newest_read_ = f.tick;
+            window_.push_back(std::move(f));
+            most_window_ = std::max(most_window_, window_.size());
+            most_held_ = std::max(most_held_, window_.size() + stream_.buffered_frames());
+        }
+        const auto it = std::lower_bound(window_.begin(), window_.end(), tick,
+                                         [](const RecordedFrame& f, uint32_t t) { return f.tick < t; });
+        return it != window_.end() && it->tick == tick ? &*it : nullptr;
+    }
+    void forget_before(uint32_t tick) override {
+        forgotten_ = std::max(forgotten_, tick);
+        while (!window_.empty() && window_.front().tick < forgotten_) window_.pop_front();
+    }
+    ReplayStreamStats stats() const { return {stream_.frames_read(), most_window_, most_held_}; }
+
+private:
+    RecordingStream stream_;
+    uint32_t last_tick_;
+    std::deque<RecordedFrame> window_;  // ascending ticks
+    uint32_t forgotten_ = 0;            // ticks before this are never asked for again
+    uint32_t newest_read_ = 0;
+    bool any_read_ = false, ended_ = false;
+    size_t most_window_ = 0, most_held_ = 0;
 };
 
 // Global positions (metres) and rotations of a local pose.
@@ -51,10 +121,9 @@ void globals(const Skeleton& s, float metres, const Pose& local, Pose& g, std::v
 // The recording as both ends know it: the truth by tick, each skeleton's precision and which
 // character uses which skeleton.
 struct Scene {
-    const RecordingReadResult& rec;
     const RecordingHeader& h;
     double tick_hz;
-    Truth truth;
+    Truth& truth;
     std::vector<SkeletonPrecision> precs;
     std::map<uint16_t, uint16_t> skeleton_of;
     PrecisionLookup lookup;
@@ -65,7 +134,7 @@ struct Scene {
     int far_hold_depth = -1;
     bool only_near = false;
 
-    explicit Scene(const RecordingReadResult& r) : rec(r), h(r.header), tick_hz(r.header.tick_hz), truth(r) {
+    Scene(const RecordingHeader& header, Truth& t) : h(header), tick_hz(header.tick_hz), truth(t) {
         for (size_t s = 0; s < h.skeletons.size(); ++s) precs.push_back(plan_precision(h.skeletons[s], h.metres_per_unit[s]));
         for (const auto& c : h.characters) skeleton_of[c.id] = c.skeleton;
         lookup = [this](uint16_t s) { return s < precs.size() ? &precs[s] : nullptr; };
@@ -119,23 +188,34 @@ struct Evaluation {
     std::vector<quat> truth_rot, shown_rot;
 };
 
-// The `count` characters nearest to the viewpoint by their root's mean distance over the recording.
-std::set<uint16_t> nearest_characters(const Scene& scene, vec3 viewpoint, int count) {
-    std::map<uint16_t, std::pair<double, int>> sum;  // id -> (distance sum, frames)
-    for (const RecordedFrame& f : scene.rec.frames)
+// The characters nearest to the viewpoint by their root's mean distance over the recording, its
+// frames fed in file order.
+class NearestCharacters {
+public:
+    NearestCharacters(const Scene& scene, vec3 viewpoint) : scene_(scene), viewpoint_(viewpoint) {}
+    void add(const RecordedFrame& f) {
         for (const RecordedCharacter& c : f.characters) {
-            const float m = scene.h.metres_per_unit[scene.skeleton_of.at(c.id)];
-            auto& [d, n] = sum[c.id];
-            d += double(length(c.pose.pos[0] * m - viewpoint));
+            const float m = scene_.h.metres_per_unit[scene_.skeleton_of.at(c.id)];
+            auto& [d, n] = sum_[c.id];
+            d += double(length(c.pose.pos[0] * m - viewpoint_));
             ++n;
         }
-    std::vector<std::pair<double, uint16_t>> by_distance;
-    for (const auto& [id, dn] : sum) by_distance.push_back({dn.first / dn.second, id});
-    std::sort(by_distance.begin(), by_distance.end());
-    std::set<uint16_t> out;
-    for (size_t i = 0; i < by_distance.size() && int(i) < count; ++i) out.insert(by_distance[i].second);
-    return out;
-}
+    }
+    // The `count` nearest.
+    std::set<uint16_t> nearest(int count) const {
+        std::vector<std::pair<double, uint16_t>> by_distance;
+        for (const auto& [id, dn] : sum_) by_distance.push_back({dn.first / dn.second, id});
+        std::sort(by_distance.begin(), by_distance.end());
+        std::set<uint16_t> out;
+        for (size_t i = 0; i < by_distance.size() && int(i) < count; ++i) out.insert(by_distance[i].second);
+        return out;
+    }
+
+private:
+    const Scene& scene_;
+    vec3 viewpoint_;
+    std::map<uint16_t, std::pair<double, int>> sum_;  // id -> (distance sum, frames)
+};
 
 BuilderConfig builder_config(const ReplayConfig& cfg, double tick_hz) {
     BuilderConfig bc;
@@ -166,9 +246,9 @@ void setup_evaluation(Evaluation& ev, const ReplayConfig& cfg, const RecordingHe
 }
 
 // Epoch changes (teleports and resets): the truth jumps at T; blackout until the news arrives.
-void mark_epoch_changes(Evaluation& ev, Scene& scene) {
-    const RecordingReadResult& rec = scene.rec;
+std::vector<std::pair<uint16_t, EpochMark>> epoch_changes(const RecordingReadResult& rec, Scene& scene) {
     const RecordingHeader& h = scene.h;
+    std::vector<std::pair<uint16_t, EpochMark>> out;
     for (size_t i = 1; i < rec.frames.size(); ++i)
         for (const RecordedEvent& e : rec.frames[i].events) {
             if (e.kind > 1) continue;
@@ -176,11 +256,17 @@ void mark_epoch_changes(Evaluation& ev, Scene& scene) {
             const RecordedCharacter* after = scene.truth.at(rec.frames[i].tick, e.character);
             if (!before || !after) continue;
             const float m = h.metres_per_unit[scene.skeleton_of[e.character]];
-            const EpochMark mark{double(e.tick) / scene.tick_hz, before->pose.pos[0] * m, after->pose.pos[0] * m,
-                                 e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset};
-            for (auto& a : ev.acc) a.add_epoch_change(e.character, mark);
-            for (auto& a : scene.near.count(e.character) ? ev.acc_near : ev.acc_rest) a.add_epoch_change(e.character, mark);
+            out.push_back({e.character, EpochMark{double(e.tick) / scene.tick_hz, before->pose.pos[0] * m, after->pose.pos[0] * m,
+                                                  e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset}});
         }
+    return out;
+}
+
+void mark_epoch_changes(Evaluation& ev, const Scene& scene, const std::vector<std::pair<uint16_t, EpochMark>>& changes) {
+    for (const auto& [character, mark] : changes) {
+        for (auto& a : ev.acc) a.add_epoch_change(character, mark);
+        for (auto& a : scene.near.count(character) ? ev.acc_near : ev.acc_rest) a.add_epoch_change(character, mark);
+    }
 }
 
 // Server: the client datagrams that reached it by `ts` (acks and pings); pings are answered.
@@ -207,11 +293,11 @@ void server_receive(Server& s, NetLink& link, double ts) {
 // Server: the snapshot of tick s.next_tick (when it was recorded), as datagrams down the link.
 void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
     const RecordingHeader& h = scene.h;
-    const auto fit = scene.truth.index.find(s.next_tick);
-    if (fit == scene.truth.index.end()) return;
+    const RecordedFrame* frame = scene.truth.frame(s.next_tick);
+    if (!frame) return;
     std::vector<CharacterSnapshot> now;
     std::vector<vec3> roots_m;
-    for (const RecordedCharacter& c : scene.rec.frames[fit->second].characters) {
+    for (const RecordedCharacter& c : frame->characters) {
         if (scene.only_near && !scene.near.count(c.id)) continue;
         const uint16_t sk = scene.skeleton_of[c.id];
         now.push_back({c.id, sk, quantize_character(c.pose, h.skeletons[sk], scene.precs[sk], c.epoch)});
@@ -328,7 +414,7 @@ void client_send(Client& c, NetLink& link, double t, double t_client, bool got_s
 }
 
 // Render every variant at the client's estimate of server time, measure against the truth at t.
-void render_and_measure(Evaluation& ev, Client& c, const Scene& scene, double t, double t_client, double render_dt) {
+void render_and_measure(Evaluation& ev, Client& c, Scene& scene, double t, double t_client, double render_dt) {
     const RecordingHeader& h = scene.h;
     const double tick_hz = scene.tick_hz;
     const double est = c.clock.at(t_client, c.offset_est);
@@ -386,33 +472,36 @@ void collect_results(ReplayResult& out, Evaluation& ev, const Server& s, const N
     }
 }
 
-}  // namespace
-
-ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg) {
+// The replay of the recording `scene.truth` holds, its ticks from first_tick to last_tick.
+ReplayResult replay(Scene& scene, uint32_t first_tick, uint32_t last_tick,
+                    const std::vector<std::pair<uint16_t, EpochMark>>& changes, const ReplayConfig& cfg) {
     ReplayResult out;
-    if (rec.frames.empty()) return out;
-    Scene scene(rec);
-    if (cfg.viewpoint_m) {
-        scene.viewpoint = cfg.viewpoint_m;
-        scene.near = nearest_characters(scene, *cfg.viewpoint_m, cfg.crowd_near);
-        scene.only_near = cfg.only_near;
-        scene.near_count = cfg.crowd_near;
-        scene.far_hold_depth = cfg.far_hold_depth;
-    }
     NetLink link(cfg.profile, cfg.seed);
     Server server(builder_config(cfg, scene.tick_hz));
     Client client(scene.tick_hz);
     Evaluation ev;
-    setup_evaluation(ev, cfg, rec.header);
-    mark_epoch_changes(ev, scene);
+    setup_evaluation(ev, cfg, scene.h);
+    mark_epoch_changes(ev, scene, changes);
+    // A render frame at t asks for the truth at t and at t less each display delay, the server
+    // for its next tick: the ticks before all of those are dropped as t goes on (none when a delay
+    // is not finite).
+    double look_back = 0;
+    for (const auto& by_id : ev.recon)
+        for (const auto& [id, r] : by_id) {
+            const double d = r->display_delay();
+            look_back = std::isfinite(d) ? std::max(look_back, d) : std::numeric_limits<double>::infinity();
+        }
 
-    const uint32_t first_tick = rec.frames.front().tick, last_tick = rec.frames.back().tick;
     const int every = std::max(1, int(std::lround(scene.tick_hz / cfg.snapshot_hz)));
     const double render_dt = 1.0 / cfg.render_hz;
     const double t_begin = double(first_tick) / scene.tick_hz, t_end = double(last_tick) / scene.tick_hz;
     server.next_tick = first_tick;
     int frame_index = 0;
     for (double t = t_begin; t <= t_end + 1e-9; t = t_begin + (++frame_index) * render_dt) {
+        if (std::isfinite(look_back)) {
+            const double oldest = std::floor((t - look_back) * scene.tick_hz) - 1.0;  // below any lround() of the lookups
+            scene.truth.forget_before(oldest <= 0 ? 0 : uint32_t(std::min(oldest, double(server.next_tick))));
+        }
         const double t_client = t + kClientClockOffset;
         run_server_until(server, scene, link, t, every, last_tick);
         const bool got_snapshot = client_receive(client, scene, ev, link, t, t_client);
@@ -423,6 +512,87 @@ ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg)
     }
     collect_results(out, ev, server, link, std::max(1e-9, t_end - t_begin), scene.near);
     if (cfg.progress) cfg.progress(1.0);
+    return out;
+}
+
+void setup_crowd(Scene& scene, const ReplayConfig& cfg) {
+    scene.viewpoint = cfg.viewpoint_m;
+    scene.only_near = cfg.only_near;
+    scene.near_count = cfg.crowd_near;
+    scene.far_hold_depth = cfg.far_hold_depth;
+}
+
+}  // namespace
+
+ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg) {
+    if (rec.frames.empty()) return {};
+    WholeTruth truth(rec);
+    Scene scene(rec.header, truth);
+    if (cfg.viewpoint_m) {
+        setup_crowd(scene, cfg);
+        NearestCharacters nearest(scene, *cfg.viewpoint_m);
+        for (const RecordedFrame& f : rec.frames) nearest.add(f);
+        scene.near = nearest.nearest(cfg.crowd_near);
+    }
+    return replay(scene, rec.frames.front().tick, rec.frames.back().tick, epoch_changes(rec, scene), cfg);
+}
+
+RecordingScan scan_recording(const std::string& path) {
+    RecordingStream stream(path);
+    RecordingScan scan;
+    scan.path = path;
+    scan.header = stream.header();
+    const RecordingHeader& h = scan.header;
+    std::map<uint16_t, uint16_t> skeleton_of;
+    for (const auto& c : h.characters) skeleton_of[c.id] = c.skeleton;
+    auto character_in = [](const RecordedFrame& f, uint16_t id) -> const RecordedCharacter* {
+        for (const RecordedCharacter& c : f.characters)
+            if (c.id == id) return &c;
+        return nullptr;
+    };
+    // Each epoch change as run_replay(read_recording(path)) finds it: the character's root in the
+    // frame before the event's and in the event's (ticks that increase: the frames of those ticks).
+    RecordedFrame prev, f;
+    while (stream.next(f)) {
+        if (scan.frames == 0) scan.first_tick = f.tick;
+        else if (f.tick <= scan.last_tick) scan.ticks_increase = false;
+        if (scan.frames > 0)
+            for (const RecordedEvent& e : f.events) {
+                if (e.kind > 1) continue;
+                const RecordedCharacter* before = character_in(prev, e.character);
+                const RecordedCharacter* after = character_in(f, e.character);
+                if (!before || !after) continue;
+                const float m = h.metres_per_unit[skeleton_of[e.character]];
+                scan.epoch_changes.push_back({e.character, EpochMark{double(e.tick) / double(h.tick_hz), before->pose.pos[0] * m,
+                                                                     after->pose.pos[0] * m,
+                                                                     e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset}});
+            }
+        scan.last_tick = f.tick;
+        ++scan.frames;
+        std::swap(prev, f);
+    }
+    scan.chunks = stream.chunks();
+    scan.truncated = stream.truncated();
+    scan.warning = stream.warning();
+    return scan;
+}
+
+ReplayResult run_replay(const RecordingScan& scan, const ReplayConfig& cfg, ReplayStreamStats* stats) {
+    if (stats) *stats = {};
+    if (!scan.ticks_increase) return run_replay(read_recording(scan.path), cfg);
+    if (scan.frames == 0) return {};
+    StreamTruth truth(scan.path, scan.last_tick);
+    Scene scene(scan.header, truth);
+    if (cfg.viewpoint_m) {
+        setup_crowd(scene, cfg);
+        NearestCharacters nearest(scene, *cfg.viewpoint_m);
+        RecordingStream stream(scan.path);
+        RecordedFrame f;
+        for (size_t i = 0; i < scan.frames && stream.next(f); ++i) nearest.add(f);
+        scene.near = nearest.nearest(cfg.crowd_near);
+    }
+    ReplayResult out = replay(scene, scan.first_tick, scan.last_tick, scan.epoch_changes, cfg);
+    if (stats) *stats = truth.stats();
     return out;
 }
 

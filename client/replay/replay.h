@@ -10,9 +10,12 @@
 // handshake and skeleton transfer are not replayed). The client's clock runs with an unknown
 // offset from the server's; it only learns server time through ping/pong, as a live client does.
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client/reconstruct.h"
@@ -71,6 +74,38 @@ struct ReplayResult {
     uint64_t snapshot_datagrams = 0, datagrams_lost = 0;
 };
 
+// Replays a recording held whole in memory.
 ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg);
+
+// A recording to replay from its file in bounded memory: what a replay must know before it
+// starts, from one pass over the file (a chunk at a time, nothing of the frames kept but the
+// epoch changes, a few per character per minute). Errors and the truncation warning are
+// read_recording()'s.
+struct RecordingScan {
+    std::string path;
+    RecordingHeader header;
+    size_t frames = 0, chunks = 0;
+    uint32_t first_tick = 0, last_tick = 0;
+    bool ticks_increase = true;  // strictly, frame after frame (as the server writes them)
+    bool truncated = false;
+    std::string warning;
+    // (character, mark) of every teleport and reset, in file order: the root just before (the
+    // previous frame) and at the event's frame.
+    std::vector<std::pair<uint16_t, EpochMark>> epoch_changes;
+};
+RecordingScan scan_recording(const std::string& path);
+
+struct ReplayStreamStats {
+    size_t frames_read = 0;         // frames read from the file by the replay (its scan not counted)
+    size_t most_window_frames = 0;  // most frames held at once around the render time
+    size_t most_frames_held = 0;    // the same plus the frames left of the chunk being read
+};
+
+// The same replay as run_replay(read_recording(scan.path), cfg), the same figures to the bit,
+// streaming the file: it holds the frames from the render time less the longest display delay
+// to the newest tick asked for, and one chunk, whatever the recording's length. Crowd mode
+// reads the file once more first (the nearest characters over the whole recording). A
+// recording whose ticks do not increase is read whole instead.
+ReplayResult run_replay(const RecordingScan& scan, const ReplayConfig& cfg, ReplayStreamStats* stats = nullptr);
 
 }  // namespace ks
