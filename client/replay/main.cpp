@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
+#include <stdexcept>
 #include <unistd.h>
 
 #include "client/tool/cli_options.h"
@@ -25,6 +26,18 @@ ReportHeader header_of(const std::string& recording, const ReplayConfig& cfg) {
     hdr.render_hz = cfg.render_hz;
     hdr.seed = cfg.seed;
     return hdr;
+}
+
+// The file is read again by each replay: an error there (it changed or went away since the scan)
+// is reported like one found by the scan.
+bool replay_or_report(const RecordingScan& rec, const ReplayConfig& cfg, ReplayResult& out) {
+    try {
+        out = run_replay(rec, cfg);
+        return true;
+    } catch (const std::runtime_error& e) {
+        std::fprintf(stderr, "kinesync-replay: %s\n", e.what());
+        return false;
+    }
 }
 
 }  // namespace
@@ -76,15 +89,17 @@ int main(int argc, char** argv) {
     cli::add_version_flag(app, "kinesync-replay", KS_VERSION);
     if (const auto exit_code = cli::parse_or_exit(app, argc, argv)) return *exit_code;
 
-    RecordingReadResult rec;
+    // The recording is streamed (a chunk at a time, the frames around the render time kept): this
+    // first pass checks it whole and finds what the replays need to know beforehand.
+    RecordingScan rec;
     try {
-        rec = read_recording(recording);
+        rec = scan_recording(recording);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kinesync-replay: %s\n", e.what());
         return 1;
     }
     if (rec.truncated) std::fprintf(stderr, "kinesync-replay: %s\n", rec.warning.c_str());
-    if (rec.frames.empty()) {
+    if (rec.frames == 0) {
         std::fprintf(stderr, "kinesync-replay: %s: no frames\n", recording.c_str());
         return 1;
     }
@@ -121,7 +136,8 @@ int main(int argc, char** argv) {
                 if (f >= 1.0) std::fprintf(stderr, "\r\033[K");
             };
         cfg.variants.clear();
-        const ReplayResult r = run_replay(rec, cfg);
+        ReplayResult r;
+        if (!replay_or_report(rec, cfg, r)) return 1;
         const ReportHeader hdr = header_of(recording, cfg);
         std::vector<StrategyReport> reports;
         for (const ReplayStrategyResult& s : r.strategies) reports.push_back({strategy_name(s.strategy), s.result, s.series});
@@ -160,7 +176,8 @@ int main(int argc, char** argv) {
         }
         if (!sweep.empty()) {
             cfg.variants = sweep_variants(cfg.reconstruct, cfg.strategies);
-            const ReplayResult sw = run_replay(rec, cfg);
+            ReplayResult sw;
+            if (!replay_or_report(rec, cfg, sw)) return 1;
             std::vector<FrontierPoint> points;
             std::printf("sweep, %s: present error mean (cm) / accel ratio / pops per setting (* default, + on its front)\n",
                         name.c_str());
