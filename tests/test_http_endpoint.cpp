@@ -280,6 +280,138 @@ TEST(HttpClient, PostsAndReadsTheStatus) {
     EXPECT_NE(why.find("no answer within 0.3 s"), std::string::npos) << why;
 }
 
+namespace {
+
+// A peer on loopback that answers every request with `pieces` written as they are (20 ms apart),
+// then ends its side and waits for the client to close: for answers HttpEndpoint never gives
+// (chunked, without a length, cut short, too long). Keeps the last request head.
+class RawPeer {
+public:
+    explicit RawPeer(std::vector<std::string> pieces) : pieces_(std::move(pieces)) {
+        accept();
+        thread_ = std::thread([this] { io_.run(); });
+    }
+    ~RawPeer() {
+        io_.stop();
+        thread_.join();
+    }
+    uint16_t port() const { return acceptor_.local_endpoint().port(); }
+    std::string request() {
+        std::lock_guard<std::mutex> lock(m_);
+        return request_;
+    }
+
+private:
+    void accept() {
+        acceptor_.async_accept([this](const asio::error_code& ec, tcp::socket s) {
+            if (ec) return;
+            serve(s);  // one at a time, on the I/O thread
+            accept();
+        });
+    }
+    void serve(tcp::socket& s) {
+        asio::error_code ec;
+        std::string head;
+        const size_t n = asio::read_until(s, asio::dynamic_buffer(head), "\r\n\r\n", ec);
+        if (ec) return;
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            request_ = head.substr(0, n);
+        }
+        for (size_t i = 0; i < pieces_.size() && !ec; ++i) {
+            if (i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            asio::write(s, asio::buffer(pieces_[i]), ec);
+        }
+        s.shutdown(tcp::socket::shutdown_send, ec);
+        std::array<char, 256> sink{};
+        while (!ec) s.read_some(asio::buffer(sink), ec);  // until the client closes
+    }
+
+    std::vector<std::string> pieces_;
+    asio::io_context io_;
+    tcp::acceptor acceptor_{io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)};
+    std::thread thread_;
+    std::mutex m_;
+    std::string request_;
+};
+
+}  // namespace
+
+TEST(HttpClient, GetsTheStatusAndBody) {
+    HttpEndpoint ep(loopback(), [&](std::string_view method, std::string_view path) {
+        if (method != "GET") return HttpResponse{405, "text/plain", "no\n"};
+        return path == "/gameserver" ? HttpResponse{200, "application/json", R"({"status":{}})"} : HttpResponse{404, "text/plain", "none\n"};
+    });
+    std::string why;
+    auto r = http_get("127.0.0.1", ep.port(), "/gameserver", 2.0, &why);
+    ASSERT_TRUE(r) << why;
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, R"({"status":{}})");
+    r = http_get("127.0.0.1", ep.port(), "/other", 2.0, &why);
+    ASSERT_TRUE(r) << why;
+    EXPECT_EQ(r->status, 404);
+    EXPECT_EQ(r->body, "none\n");
+}
+
+TEST(HttpClient, GetReadsChunkedAndUnsizedBodiesAndRefusesCutOrLongOnes) {
+    std::string why;
+    {
+        // Chunked (as Go's net/http sends a body it did not know the length of), split mid-chunk,
+        // with a chunk extension and a trailer.
+        RawPeer peer({"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n9\r\n{\"sta",
+                      "tus\"\r\nA;ext=1\r\n:{\"x\":[1]}\r\n1\r\n}\r\n0\r\nX-Trailer: y\r\n\r\n"});
+        const auto r = http_get("127.0.0.1", peer.port(), "/gameserver", 2.0, &why);
+        ASSERT_TRUE(r) << why;
+        EXPECT_EQ(r->status, 200);
+        EXPECT_EQ(r->body, R"({"status":{"x":[1]}})");
+        const std::string req = peer.request();
+        EXPECT_EQ(req.substr(0, req.find("\r\n")), "GET /gameserver HTTP/1.1") << req;
+        EXPECT_NE(req.find("\r\nHost: 127.0.0.1:" + std::to_string(peer.port()) + "\r\n"), std::string::npos) << req;
+        EXPECT_NE(req.find("\r\nConnection: close\r\n"), std::string::npos) << req;
+    }
+    {
+        // Neither a length nor chunks: the body ends when the peer closes.
+        RawPeer peer({"HTTP/1.0 200 OK\r\n\r\n{\"a\":", "1}"});
+        const auto r = http_get("127.0.0.1", peer.port(), "/gameserver", 2.0, &why);
+        ASSERT_TRUE(r) << why;
+        EXPECT_EQ(r->body, "{\"a\":1}");
+    }
+    {
+        // Fewer bytes than Content-Length, or a chunked body without its last chunk: cut short.
+        RawPeer a({"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{\"a\":"});
+        EXPECT_FALSE(http_get("127.0.0.1", a.port(), "/gameserver", 2.0, &why));
+        EXPECT_NE(why.find("cut short"), std::string::npos) << why;
+        RawPeer b({"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n"});
+        EXPECT_FALSE(http_get("127.0.0.1", b.port(), "/gameserver", 2.0, &why));
+        EXPECT_NE(why.find("cut short"), std::string::npos) << why;
+        RawPeer c({"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"});
+        EXPECT_FALSE(http_get("127.0.0.1", c.port(), "/gameserver", 2.0, &why));
+    }
+    {
+        // Over 64 KiB: refused after reading one byte more, whatever the peer would still send.
+        RawPeer peer({"HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n", std::string(200000, 'x')});
+        EXPECT_FALSE(http_get("127.0.0.1", peer.port(), "/gameserver", 2.0, &why));
+        EXPECT_NE(why.find("answer over 65536 bytes"), std::string::npos) << why;
+        // A smaller limit, and an answer just within it.
+        RawPeer small({"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd"});
+        const size_t size = std::string("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd").size();
+        EXPECT_TRUE(http_get("127.0.0.1", small.port(), "/", 2.0, &why, size)) << why;
+        EXPECT_FALSE(http_get("127.0.0.1", small.port(), "/", 2.0, &why, size - 1));
+    }
+    {
+        // Not HTTP; and a peer that never answers: the timeout.
+        RawPeer peer({"SSH-2.0-OpenSSH\r\n"});
+        EXPECT_FALSE(http_get("127.0.0.1", peer.port(), "/gameserver", 2.0, &why));
+        EXPECT_NE(why.find("not an HTTP answer"), std::string::npos) << why;
+        asio::io_context io;
+        tcp::acceptor mute(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+        const auto t0 = std::chrono::steady_clock::now();
+        EXPECT_FALSE(http_get("127.0.0.1", mute.local_endpoint().port(), "/gameserver", 0.3, &why));
+        EXPECT_NE(why.find("no answer within 0.3 s"), std::string::npos) << why;
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+    }
+}
+
 TEST(AgonesSdk, ReadyThenHealthPingsThenShutdown) {
     std::mutex m;
     std::vector<std::string> seen;

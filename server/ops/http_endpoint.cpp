@@ -1,5 +1,6 @@
 #include "server/ops/http_endpoint.h"
 
+#include <algorithm>
 #include <array>
 #include <asio.hpp>
 #include <cctype>
@@ -232,9 +233,62 @@ void HttpEndpoint::stop() {
     impl_->thread.join();
 }
 
-std::optional<int> http_post(const std::string& host, uint16_t port, std::string_view path, std::string_view body,
-                             double timeout_s, std::string* error) {
-    auto fail = [&](const std::string& why) -> std::optional<int> {
+namespace {
+
+// A chunked body ("1a\r\n...\r\n0\r\n\r\n", chunk extensions and trailers allowed): the
+// decoded body once the last chunk has come, nothing while it is incomplete; `bad` when it is not
+// chunked encoding.
+std::optional<std::string> dechunk(std::string_view in, bool& bad) {
+    std::string out;
+    size_t i = 0;
+    for (;;) {
+        const size_t eol = in.find("\r\n", i);
+        if (eol == std::string_view::npos) return std::nullopt;
+        size_t n = 0, digits = 0;
+        for (size_t j = i; j < eol && in[j] != ';'; ++j, ++digits) {
+            const char c = in[j];
+            const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            if (v < 0 || digits >= 8) {
+                bad = true;
+                return std::nullopt;
+            }
+            n = n * 16 + size_t(v);
+        }
+        if (digits == 0) {
+            bad = true;
+            return std::nullopt;
+        }
+        i = eol + 2;
+        if (n == 0) {
+            // Trailers (ignored), then the blank line.
+            for (;;) {
+                const size_t t = in.find("\r\n", i);
+                if (t == std::string_view::npos) return std::nullopt;
+                if (t == i) return out;
+                i = t + 2;
+            }
+        }
+        if (in.size() < i + n + 2) return std::nullopt;
+        if (in.compare(i + n, 2, "\r\n") != 0) {
+            bad = true;
+            return std::nullopt;
+        }
+        out.append(in.substr(i, n));
+        i += n + 2;
+    }
+}
+
+struct HttpAnswer {
+    int status = 0;
+    std::string body;
+    bool body_complete = false;  // Content-Length bytes, the last chunk, or (with neither) the peer's close
+};
+
+// One request ("Connection: close") to http://HOST:PORT/PATH and its answer, within timeout_s;
+// at most max_bytes of answer (head and body) are read.
+std::optional<HttpAnswer> http_request(std::string_view method, const std::string& host, uint16_t port, std::string_view path,
+                                       std::string_view body, double timeout_s, size_t max_bytes, std::string* error) {
+    auto fail = [&](const std::string& why) -> std::optional<HttpAnswer> {
         if (error) *error = why;
         return std::nullopt;
     };
@@ -243,38 +297,55 @@ std::optional<int> http_post(const std::string& host, uint16_t port, std::string
     if (ec) return fail("bad address " + host);
     asio::io_context io;
     tcp::socket socket(io);
-    std::string request = "POST " + std::string(path) + " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port) +
-                          "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                          "\r\nConnection: close\r\n\r\n" + std::string(body);
+    const std::string authority = (address.is_v6() ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    std::string request = std::string(method) + " " + std::string(path) + " HTTP/1.1\r\nHost: " + authority + "\r\n";
+    if (method == "POST") request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    else request += "Accept: application/json\r\n";
+    request += "Connection: close\r\n\r\n" + std::string(body);
     std::string answer, why;
     std::array<char, 1024> buf{};
-    bool done = false;
-    // Complete when the head has ended and Content-Length bytes of body followed (or at EOF).
-    auto complete = [&] {
+    bool done = false, eof = false;
+    // The answer's body so far, and whether it is all there (at EOF: whatever came).
+    auto body_of = [&](HttpAnswer* out) -> bool {
         const size_t end = answer.find("\r\n\r\n");
         if (end == std::string::npos) return false;
-        const auto len = header_value(std::string_view(answer).substr(0, end + 2), "Content-Length");
-        if (!len) return false;
-        size_t n = 0;
-        for (char c : *len) {
-            if (c < '0' || c > '9') return false;
-            n = n * 10 + size_t(c - '0');
+        const std::string_view head = std::string_view(answer).substr(0, end + 2), rest = std::string_view(answer).substr(end + 4);
+        if (const auto te = header_value(head, "Transfer-Encoding"); te && ieq(*te, "chunked")) {
+            bool bad = false;
+            std::optional<std::string> b = dechunk(rest, bad);
+            if (out && b) out->body = std::move(*b);
+            return b.has_value();
         }
-        return answer.size() >= end + 4 + n;
+        if (const auto len = header_value(head, "Content-Length")) {
+            size_t n = 0;
+            if (len->empty() || len->size() > 12) return false;
+            for (char c : *len) {
+                if (c < '0' || c > '9') return false;
+                n = n * 10 + size_t(c - '0');
+            }
+            if (rest.size() < n) return false;
+            if (out) out->body = std::string(rest.substr(0, n));
+            return true;
+        }
+        if (out) out->body = std::string(rest);
+        return eof;  // neither: the body ends when the peer closes
     };
     std::function<void()> read_more = [&] {
-        socket.async_read_some(asio::buffer(buf), [&](const asio::error_code& e, size_t n) {
+        // Never more than max_bytes + 1 in all: one byte over is enough to know it is too long.
+        const size_t room = std::min(buf.size(), max_bytes + 1 - answer.size());
+        socket.async_read_some(asio::buffer(buf.data(), room), [&](const asio::error_code& e, size_t n) {
             answer.append(buf.data(), n);
-            if (complete() || e == asio::error::eof) {
+            if (answer.size() > max_bytes) {
+                why = "answer over " + std::to_string(max_bytes) + " bytes";
+                return;
+            }
+            eof = e == asio::error::eof;
+            if (eof || body_of(nullptr)) {
                 done = true;
                 return;
             }
             if (e) {
                 why = "reading the answer: " + e.message();
-                return;
-            }
-            if (answer.size() > 65536) {
-                why = "answer too long";
                 return;
             }
             read_more();
@@ -296,12 +367,33 @@ std::optional<int> http_post(const std::string& host, uint16_t port, std::string
     if (!done) return fail(why.empty() ? fmt::format("no answer within {:g} s", timeout_s) : why);
     // "HTTP/1.x NNN ..."
     if (answer.size() < 12 || answer.compare(0, 7, "HTTP/1.") != 0 || answer[8] != ' ') return fail("not an HTTP answer");
-    int status = 0;
+    HttpAnswer a;
     for (size_t i = 9; i < 12; ++i) {
         if (answer[i] < '0' || answer[i] > '9') return fail("not an HTTP answer");
-        status = status * 10 + (answer[i] - '0');
+        a.status = a.status * 10 + (answer[i] - '0');
     }
-    return status;
+    a.body_complete = body_of(&a);
+    return a;
+}
+
+}  // namespace
+
+std::optional<int> http_post(const std::string& host, uint16_t port, std::string_view path, std::string_view body,
+                             double timeout_s, std::string* error) {
+    const std::optional<HttpAnswer> a = http_request("POST", host, port, path, body, timeout_s, 65536, error);
+    if (!a) return std::nullopt;
+    return a->status;
+}
+
+std::optional<HttpGetResult> http_get(const std::string& host, uint16_t port, std::string_view path, double timeout_s,
+                                      std::string* error, size_t max_bytes) {
+    std::optional<HttpAnswer> a = http_request("GET", host, port, path, {}, timeout_s, max_bytes, error);
+    if (!a) return std::nullopt;
+    if (!a->body_complete) {
+        if (error) *error = "the answer was cut short";
+        return std::nullopt;
+    }
+    return HttpGetResult{a->status, std::move(a->body)};
 }
 
 }  // namespace ks::ops

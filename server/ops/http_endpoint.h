@@ -72,4 +72,15 @@ std::string http_response_text(const HttpResponse& r, bool head_only = false);
 std::optional<int> http_post(const std::string& host, uint16_t port, std::string_view path, std::string_view body,
                              double timeout_s, std::string* error = nullptr);
 
+// GETs http://HOST:PORT/PATH, waiting at most timeout_s for the whole answer and reading at most
+// max_bytes of it (head and body). The body is the Content-Length bytes, the chunks of a chunked
+// one, or (with neither) all until the peer closes. Returns the status and body, or nothing with
+// `error` saying why (refused, timed out, not HTTP, over max_bytes, cut short).
+struct HttpGetResult {
+    int status = 0;
+    std::string body;
+};
+std::optional<HttpGetResult> http_get(const std::string& host, uint16_t port, std::string_view path, double timeout_s,
+                                      std::string* error = nullptr, size_t max_bytes = 65536);
+
 }  // namespace ks::ops
