@@ -3,7 +3,8 @@
 // uses it: POST /ready once listening (retried until the sidecar answers: it may start after the
 // game server), POST /health every health_every_s while the server is healthy (Agones marks the
 // GameServer Unhealthy when the pings stop), POST /shutdown when draining. Failures are logged
-// (spdlog "server"), never fatal.
+// (spdlog "server"), never fatal. Also GET /gameserver, for the address clients are given
+// (agones_public_address, fetch_agones_public_address).
 
 #include <atomic>
 #include <condition_variable>
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace ks::ops {
@@ -57,5 +59,23 @@ private:
     std::atomic<bool> shutdown_sent_{false};
     std::thread thread_;
 };
+
+// The address clients reach this GameServer at, from the JSON of the SDK's GET /gameserver
+// ({"object_meta": {...}, "status": {"state": "Ready", "address": "203.0.113.5",
+// "ports": [{"name": "default", "port": 7042}], ...}, ...}): "ADDRESS:PORT" with status.address
+// (an IPv4 address, or an IPv6 one, written "[ADDRESS]:PORT") and the port of status.ports named
+// "default", else the first one (a port number, or its digits as a string). Nothing, with `why`
+// saying what is missing or wrong, when the document is not JSON (nesting over 64 deep included),
+// has no status, an empty address or no ports (not scheduled yet), or an address or port that is
+// not one.
+std::optional<std::string> agones_public_address(std::string_view json, std::string* why = nullptr);
+
+// Asks the sidecar (cfg.host:cfg.port, each request at most cfg.timeout_s) for the GameServer
+// until agones_public_address() finds the address: retried every retry_every_s for up to wait_s
+// (the sidecar may start after the game server, and the address and ports are filled in once
+// the pod is scheduled), and given up early when stop() says so. Nothing, with `why` saying what
+// the last try got, when it does not find it in time.
+std::optional<std::string> fetch_agones_public_address(const AgonesConfig& cfg, double wait_s, std::string* why = nullptr,
+                                                       const std::function<bool()>& stop = {}, double retry_every_s = 0.5);
 
 }  // namespace ks::ops
