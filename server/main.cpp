@@ -3,7 +3,8 @@
 //
 // For an orchestrator: every option also comes from KINESYNC_<OPTION> (flags win); --http-port
 // serves /healthz, /readyz and /metrics (server/ops/); with AGONES_SDK_HTTP_PORT set it tells the
-// Agones sidecar ready, healthy and shutdown; SIGTERM/SIGINT drains (stop ticking, goodbye to every
+// Agones sidecar ready, healthy and shutdown (and, with a key and no --public-address, asks it for
+// the GameServer's address and port, which connect tokens name); SIGTERM/SIGINT drains (stop ticking, goodbye to every
 // client, recording finalised) and exits 0 within --drain-grace seconds, or 1 if it cannot.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -113,7 +114,8 @@ int main(int argc, char** argv) {
                    "the private key shared with the game's backend (kinesync-token keygen): only clients with a connect token get in, "
                    "every session packet is sealed; the key may also come as 64 hex digits in KINESYNC_PRIVATE_KEY");
     app.add_option("--public-address", sc.public_address,
-                   "ADDRESS:PORT connect tokens must name (default: --bind and the port; needed when binding 0.0.0.0)");
+                   "ADDRESS:PORT connect tokens must name (default: under Agones, the GameServer's address and port from the SDK; "
+                   "else --bind and the port; needed when binding 0.0.0.0)");
     app.add_flag("--insecure-dev", sc.insecure_dev,
                  "serve without connect tokens or encryption even on a non-loopback address (anyone can connect or spoof)");
     app.add_option("--port", port, "UDP port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
@@ -180,6 +182,28 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         log->error("{}", e.what());
         return 2;
+    }
+    // Under Agones the address clients are sent to (and connect tokens name) is the node's and a
+    // port allocated for the GameServer: the SDK knows it once the pod is scheduled.
+    if (sc.private_key && agones_port && sc.public_address.empty() && !no_network) {
+        ops::AgonesConfig ac;
+        ac.port = *agones_port;
+        const double wait_s = 10.0;
+        log->info("agones: asking the SDK on {}:{} for the GameServer's address (at most {:.0f} s)", ac.host, ac.port, wait_s);
+        std::string why;
+        const std::optional<std::string> address =
+            ops::fetch_agones_public_address(ac, wait_s, &why, [] { return g_signal != 0; });
+        if (!address && g_signal) {
+            log->info("{} before serving: exiting", g_signal == SIGINT ? "SIGINT" : "SIGTERM");
+            return 0;
+        }
+        if (!address) {
+            log->error("cannot learn the public address connect tokens must name from the Agones SDK within {:.0f} s ({}); "
+                       "set --public-address ADDRESS:PORT (KINESYNC_PUBLIC_ADDRESS)", wait_s, why);
+            return 1;
+        }
+        sc.public_address = *address;
+        log->info("agones: public address {} (the GameServer's status.address and port)", sc.public_address);
     }
 
     std::unique_ptr<ClipLibrary> lib;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # kinesync-server under an orchestrator: health, readiness and metrics over HTTP, settings from
 # the environment, the SIGTERM drain (exit 0 within --drain-grace, clients told, the recording
-# complete) and a drain that cannot finish (exit 1 after the grace time).
+# complete), a drain that cannot finish (exit 1 after the grace time), and under Agones the public
+# address connect tokens name learnt from the SDK's GameServer (a fake sidecar).
 #   ops_test.sh CHECK BUILD_DIR WORK_DIR
-# CHECK: http, env, drain, drain_stuck.
+# CHECK: http, env, drain, drain_stuck, agones.
 set -uo pipefail
 check="$1"; bin="$2"; dir="$3"
 mkdir -p "$dir"
@@ -168,6 +169,97 @@ drain_stuck)
   exec 3<&-
   [ "$rc" = 1 ] || fail "exit $rc, expected 1"
   grep -q "did not finish within --drain-grace 1 s" "$log" || fail "no message"
+  ;;
+agones)
+  # A fake Agones sidecar: GET /gameserver answers "not scheduled yet" twice, then (MODE ok) the
+  # address 127.0.0.1 and the UDP port in $dir/udp_port, chunked like Go's net/http; MODE never:
+  # never scheduled. POSTs (/ready, /health, /shutdown) get 200. Every request is logged.
+  cat > "$dir/sidecar.py" <<'PY'
+import http.server, json, os, sys
+mode, d = sys.argv[1], sys.argv[2]
+gets = 0
+class Sidecar(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def note(self):
+        with open(os.path.join(d, "sidecar.requests"), "a") as f:
+            f.write(self.command + " " + self.path + "\n")
+    def do_GET(self):
+        global gets
+        self.note()
+        if self.path != "/gameserver":
+            self.send_error(404)
+            return
+        gets += 1
+        status = {"state": "Scheduled", "address": "", "ports": []}
+        if mode == "ok" and gets > 2:
+            udp = int(open(os.path.join(d, "udp_port")).read())
+            status = {"state": "Scheduled", "address": "127.0.0.1", "ports": [{"name": "metrics", "port": 9}, {"name": "default", "port": udp}]}
+        body = json.dumps({"object_meta": {"name": "kinesync-test", "annotations": {"agones.dev/sdk-version": "1.41.0"}},
+                           "status": status}, indent=2).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for i in range(0, len(body), 100):
+            piece = body[i:i + 100]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        self.wfile.write(b"0\r\n\r\n")
+    def do_POST(self):
+        self.note()
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sidecar)
+with open(os.path.join(d, "sidecar.port.tmp"), "w") as f:
+    f.write(str(server.server_address[1]))
+os.rename(os.path.join(d, "sidecar.port.tmp"), os.path.join(d, "sidecar.port"))
+server.serve_forever()
+PY
+  start_sidecar() {
+    rm -f "$dir/sidecar.port" "$dir/sidecar.requests"
+    python3 "$dir/sidecar.py" "$1" "$dir" & sidecar=$!; pids+=("$sidecar")
+    for _ in $(seq 50); do [ -f "$dir/sidecar.port" ] && break; sleep 0.1; done
+    sport=$(cat "$dir/sidecar.port" 2>/dev/null) || fail "the fake sidecar did not start"
+  }
+  rm -f "$dir/k.key"
+  "$bin/kinesync-token" keygen --out "$dir/k.key" || fail "keygen"
+  start_sidecar ok
+  udp=$((20000 + RANDOM % 40000)); echo "$udp" > "$dir/udp_port"
+  export AGONES_SDK_HTTP_PORT="$sport" KINESYNC_KEY_FILE="$dir/k.key"
+  start_server "$dir/server.log" --port "$udp"
+  grep -q "agones: public address 127.0.0.1:$udp " "$log" || fail "no public address learnt"
+  [ "$(grep -c '^GET /gameserver$' "$dir/sidecar.requests")" = 3 ] || fail "not 3 GET /gameserver: $(cat "$dir/sidecar.requests")"
+  "$bin/kinesync-token" issue --key-file "$dir/k.key" --server "127.0.0.1:$udp" --client-id 7 --out "$dir/t.kstoken" || fail "issue"
+  out=$("$bin/kinesync-client" --server "127.0.0.1:$udp" --token "$dir/t.kstoken" --duration 1.5 --stats-every 1 2>&1) || fail "client with a token"
+  grep -q "connected 1" <<<"$out" || fail "a token for the learnt address did not connect"
+  out=""
+  stop_within 2
+  [ "$rc" = 0 ] || fail "exit $rc"
+  grep -q '^POST /ready$' "$dir/sidecar.requests" && grep -q '^POST /shutdown$' "$dir/sidecar.requests" \
+    || fail "no /ready or /shutdown: $(cat "$dir/sidecar.requests")"
+  kill "$sidecar"; wait "$sidecar" 2>/dev/null
+  # Never scheduled: exit 1 after about 10 s, saying to set --public-address. With one given, no GET.
+  start_sidecar never
+  export AGONES_SDK_HTTP_PORT="$sport"
+  log="$dir/never.log"
+  t0=$(date +%s)
+  timeout 60 "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --duration 1 > "$log" 2>&1; rc=$?
+  [ "$rc" = 1 ] || fail "exit $rc without an address, expected 1"
+  [ $(( $(date +%s) - t0 )) -ge 9 ] || fail "gave up before 10 s"
+  grep -q "cannot learn the public address .*status.address is empty.*set --public-address ADDRESS:PORT (KINESYNC_PUBLIC_ADDRESS)" "$log" \
+    || fail "no clear message"
+  rm -f "$dir/sidecar.requests"
+  log="$dir/given.log"
+  KINESYNC_PUBLIC_ADDRESS="127.0.0.1:$udp" timeout 20 "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --duration 0.5 > "$log" 2>&1 \
+    || fail "exit $? with --public-address"
+  grep -q "GET /gameserver" "$dir/sidecar.requests" 2>/dev/null && fail "asked the SDK despite --public-address"
+  kill "$sidecar"; wait "$sidecar" 2>/dev/null
+  unset AGONES_SDK_HTTP_PORT KINESYNC_KEY_FILE
   ;;
 *) fail "unknown check" ;;
 esac
