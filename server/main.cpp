@@ -176,7 +176,10 @@ int main(int argc, char** argv) {
     try {
         if (!key_file.empty()) sc.private_key = net::read_key_file(key_file);
         else if (const char* hex = std::getenv("KINESYNC_PRIVATE_KEY"); hex && *hex) {
-            sc.private_key = net::key_from_hex(hex);
+            std::string_view text(hex);  // a Secret made from a key file keeps its newline
+            while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+            while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+            sc.private_key = net::key_from_hex(text);
             if (!sc.private_key) throw std::runtime_error("KINESYNC_PRIVATE_KEY: not a key (expected 64 hex digits)");
         }
     } catch (const std::exception& e) {

@@ -274,6 +274,10 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
         }
         if (!s.opener && over_rate()) return;
     }
+    if (secure_ && looks_sealed(bytes)) {
+        ++stats_.unauthenticated;  // sealed, but for no session here (e.g. one that just ended)
+        return;
+    }
     DecodeError err = DecodeError::None;
     const std::optional<DecodedPacket> p = decode_packet(bytes, &err);
     if (!p) {

@@ -84,7 +84,7 @@ struct ServerStats {
     uint64_t unexpected = 0;  // well formed but not acceptable from that peer in its state
     uint64_t refused = 0;     // bad cookies, server full, too many from one address
     uint64_t tokens_refused = 0;   // connect tokens missing, expired, for another server, forged or used
-    uint64_t unauthenticated = 0;  // clear datagrams other than the handshake while tokens are on
+    uint64_t unauthenticated = 0;  // with tokens: clear datagrams other than the handshake, sealed ones for no session
     uint64_t forged = 0;           // sealed datagrams that do not authenticate under the session key
     uint64_t replayed = 0;         // sealed datagrams seen before (or older than the replay window)
     uint64_t rate_limited = 0;     // over the per-address handshake or per-session datagram rate
