@@ -129,3 +129,25 @@ TEST(OpsBlendVia, KeepsItsSideAcrossTheFlipWithExactVelocity) {
         op_blend_via(o, l, r, d, 0.4f + 0.5f * t, 0.5f);
     }, 1);
 }
+
+TEST(OpsBlend, ValuesOnlyPathGivesTheSameValues) {
+    // op_blend_values (fused slerp: one atan2, one sincos) against op_blend's values, random
+    // poses with non-uniform scales, weights in [-0.25, 1.25]: rotations within 2e-6 (chordal),
+    // positions and scales within 1e-6 relative.
+    ks::test::Rng rng(23);
+    double worst_rot = 0, worst_lin = 0;
+    for (int k = 0; k < 200; ++k) {
+        const Pose a = ks::test::random_pose(40, rng), b = ks::test::random_pose(40, rng);
+        Pose full(40), values(40);
+        const float alpha = rng.uniform(-0.25f, 1.25f);
+        op_blend(full, a, b, alpha, 0.3f);
+        op_blend_values(values, a, b, alpha);
+        for (size_t i = 0; i < 40; ++i) {
+            worst_rot = std::max(worst_rot, double(quat_length(quat_abs(quat_mul_inv(full.rot[i], values.rot[i])) - quat{})));
+            worst_lin = std::max(worst_lin, double(length(full.pos[i] - values.pos[i]) / (1.0f + length(full.pos[i]))));
+            worst_lin = std::max(worst_lin, double(length(full.scl[i] - values.scl[i]) / length(full.scl[i])));
+        }
+    }
+    EXPECT_LT(worst_rot, 2e-6);
+    EXPECT_LT(worst_lin, 1e-6);
+}

@@ -23,7 +23,12 @@ std::vector<double> interior_times(const Clip& clip, int count, unsigned seed, i
 
 void check_sampling(const Clip& clip, const std::string& label, int count, int first_frame) {
     const float h = clip.frame_dt / 32.0f;
+    const SampleCache cache = build_sample_cache(clip);
     for (double t0 : interior_times(clip, count, 7, first_frame)) {
+        expect_velocities_match_fd(label + "sample_linear_cached",
+                                   [&](float t, Pose& out) { op_sample_linear(out, clip, cache, t0 + t); }, clip.joints(), h);
+        expect_velocities_match_fd(label + "sample_cubic_cached",
+                                   [&](float t, Pose& out) { op_sample_cubic(out, clip, cache, t0 + t); }, clip.joints(), h);
         expect_velocities_match_fd(label + "sample_linear",
                                    [&](float t, Pose& out) { op_sample_linear(out, clip, t0 + t); }, clip.joints(), h);
         expect_velocities_match_fd(label + "sample_cubic",
@@ -102,4 +107,65 @@ TEST(OpsSample, TimescaleScalesVelocities) {
 TEST(OpsSample, SharedClipsVelocitiesMatchFiniteDifference) {
     KS_REQUIRE_MOCAP();
     for (const auto& info : shared_clip_infos()) check_sampling(shared_clip(info.file), "mocap ", 25, 2);
+}
+
+namespace {
+// The cached sampler against the plain one over a whole clip, both wraps, random times (also
+// outside the clip and at exact frames): values within float rounding, velocities within 1e-5 of
+// their size plus 1e-5 absolute. (The plain sampler computes sin/cos of the half angle and of the
+// angle separately, the cached one derives the second pair from the first, and a clamped end's zero
+// rotation vector is exact instead of log(r r^-1); nothing else differs.)
+void expect_cached_matches_plain(const Clip& clip, const std::string& label) {
+    const SampleCache cache = build_sample_cache(clip);
+    Rng rng(3);
+    Pose a(clip.joints()), b(clip.joints()), v(clip.joints());
+    double worst_rot = 0, worst_ang = 0, worst_pos = 0, worst_scl = 0;
+    for (Wrap wrap : {Wrap::Clamp, Wrap::Loop})
+        for (int i = 0; i < 300; ++i) {
+            double t = double(rng.uniform(-0.2f, 1.2f)) * double(clip.duration());
+            if (i % 10 == 0) t = double(i % clip.frames) * double(clip.frame_dt);  // on a frame
+            if (i % 2) {
+                op_sample_linear(a, clip, t, wrap);
+                op_sample_linear(b, clip, cache, t, wrap);
+                op_sample_linear_values(v, clip, cache, t, wrap);
+            } else {
+                op_sample_cubic(a, clip, t, wrap);
+                op_sample_cubic(b, clip, cache, t, wrap);
+                op_sample_cubic_values(v, clip, cache, t, wrap);
+            }
+            for (int j = 0; j < clip.joints(); ++j) {
+                const size_t o = size_t(j);
+                worst_pos = std::max(worst_pos, double(length(a.pos[o] - b.pos[o]) / (1.0f + length(a.pos[o]))));
+                worst_rot = std::max(worst_rot, double(quat_length(quat_abs(quat_mul_inv(a.rot[o], b.rot[o])) - quat{})));
+                worst_ang = std::max(worst_ang, double(length(a.ang[o] - b.ang[o]) / (1.0f + length(a.ang[o]))));
+                worst_scl = std::max(worst_scl, double(length(a.scl[o] - b.scl[o]) + length(a.svl[o] - b.svl[o]) / (1.0f + length(a.svl[o]))));
+                ASSERT_EQ(v.pos[o].x, b.pos[o].x) << label;
+                ASSERT_EQ(v.rot[o].w, b.rot[o].w) << label << " values-only path, same values";
+            }
+        }
+    EXPECT_LT(worst_pos, 1e-6) << label;
+    EXPECT_LT(worst_rot, 2e-6) << label;
+    EXPECT_LT(worst_ang, 1e-5) << label;
+    EXPECT_LT(worst_scl, 1e-5) << label;
+    record_figure("sample_cached_vs_plain_rot " + label, worst_rot);
+    record_figure("sample_cached_vs_plain_ang " + label, worst_ang);
+}
+}  // namespace
+
+TEST(OpsSample, CachedSamplerMatchesThePlainOne) {
+    expect_cached_matches_plain(synthetic_clip(12, 90, 30.0f, 1), "synthetic (animated scales)");
+    expect_cached_matches_plain(synthetic_clip(66, 60, 60.0f, 5), "synthetic 66");
+}
+
+TEST(OpsSample, CachedSamplerMatchesThePlainOneOnSharedClips) {
+    KS_REQUIRE_MOCAP();
+    for (const auto& info : shared_clip_infos()) expect_cached_matches_plain(shared_clip(info.file), info.file);
+}
+
+TEST(OpsSample, SampleCacheSizeIsWhatTheHeaderSays) {
+    const Clip c = synthetic_clip(31, 343, 120.0f, 1);
+    Clip unit = c;
+    for (auto& s : unit.scl_) s = vec3{1, 1, 1};
+    EXPECT_EQ(sample_cache_bytes(build_sample_cache(unit)), size_t(343) * 31 * 16 + 31);
+    EXPECT_EQ(sample_cache_bytes(build_sample_cache(c)), size_t(343) * 31 * (16 + 12) + 31);
 }

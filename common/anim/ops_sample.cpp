@@ -138,7 +138,132 @@ void sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) {
 
 }  // namespace
 
+namespace {
+
+// The same curves from a SampleCache: the segments' rotation vectors and inverse-Jacobian
+// coefficients are read, not recomputed, and the exponential and the left Jacobian share one
+// sincos of the half angle.
+template <bool kVelocities>
+void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, double time, Wrap wrap) {
+    assert(out.size() == clip.joints() && cache.joints == clip.joints() && cache.frames == clip.frames);
+    if (clip.frames < 2) return hold_frame(out, clip, 0);
+    const Segment s = locate(clip, time, wrap);
+    const float x = s.x, x2 = x * x, x3 = x2 * x;
+    const float h00 = 2 * x3 - 3 * x2 + 1, h10 = x3 - 2 * x2 + x, h01 = -2 * x3 + 3 * x2, h11 = x3 - x2;
+    [[maybe_unused]] const float d00 = 6 * x2 - 6 * x, d10 = 3 * x2 - 4 * x + 1, d01 = -6 * x2 + 6 * x,
+                                d11 = 3 * x2 - 2 * x;
+    [[maybe_unused]] const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
+    // The cache row of the segment from frame a to the next one (a loop's last closes on frame 0);
+    // -1 when the neighbour is the frame itself (a clamped end): a zero rotation vector.
+    const int period = clip.frames - 1;
+    auto row = [&](int a, int b) { return a == b ? -1 : (wrap == Wrap::Loop && a == period - 1 ? period : a); };
+    const int r_m0 = row(s.km1, s.k0), r_01 = row(s.k0, s.k1), r_12 = row(s.k1, s.k2);
+    const float inv_den0 = 1.0f / s.den0, inv_den1 = 1.0f / s.den1;
+    const float* u_rows[3] = {nullptr, nullptr, nullptr};
+    const size_t nj = size_t(clip.joints());
+    const float zero[4] = {0, 0, 0, 0};
+    const quat* rot0 = &clip.rot(s.k0, 0);
+    const vec3 *pos_m = &clip.pos(s.km1, 0), *pos_0 = &clip.pos(s.k0, 0), *pos_1 = &clip.pos(s.k1, 0), *pos_2 = &clip.pos(s.k2, 0);
+    for (size_t o = 0; o < nj; ++o) {
+        const vec3 pm = pos_m[o], p0 = pos_0[o], p1 = pos_1[o], p2 = pos_2[o];
+        const vec3 m0 = (p1 - pm) * inv_den0, m1 = (p2 - p0) * inv_den1;
+        out.pos[o] = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1;
+        if constexpr (kVelocities) out.vel[o] = (d00 * p0 + d10 * m0 + d01 * p1 + d11 * m1) * inv_dt;
+
+        u_rows[0] = r_m0 < 0 ? zero : cache.segment(r_m0, int(o));
+        u_rows[1] = r_01 < 0 ? zero : cache.segment(r_01, int(o));
+        u_rows[2] = r_12 < 0 ? zero : cache.segment(r_12, int(o));
+        const vec3 u_m0{u_rows[0][0], u_rows[0][1], u_rows[0][2]}, u_01{u_rows[1][0], u_rows[1][1], u_rows[1][2]},
+            u_12{u_rows[2][0], u_rows[2][1], u_rows[2][2]};
+        const vec3 w0 = (u_m0 + u_01) * inv_den0, w1 = (u_01 + u_12) * inv_den1;
+        const vec3 pv = cross(u_01, w1);
+        const vec3 t1 = w1 - 0.5f * pv + (r_01 < 0 ? 1.0f / 12.0f : u_rows[1][3]) * cross(u_01, pv);
+        const vec3 phi = h10 * w0 + h01 * u_01 + h11 * t1;
+        // exp(phi / 2) and J_l(phi) from one sincos of the half angle.
+        const float t2 = dot(phi, phi);
+        const float theta = std::sqrt(t2), half = 0.5f * theta;
+        float sh, ch;
+        sincosf(half, &sh, &ch);
+        const float k = half < 1e-4f ? 0.5f * (1.0f - half * half / 6.0f) : sh / theta;
+        out.rot[o] = quat_mul(quat{ch, phi.x * k, phi.y * k, phi.z * k}, rot0[o]);
+        if constexpr (kVelocities) {
+            const vec3 dphi = d10 * w0 + d01 * u_01 + d11 * t1;
+            float a, b;
+            if (t2 < 0.09f) {
+                a = 0.5f - t2 * (1.0f / 24.0f - t2 * (1.0f / 720.0f - t2 / 40320.0f));
+                b = 1.0f / 6.0f - t2 * (1.0f / 120.0f - t2 * (1.0f / 5040.0f - t2 / 362880.0f));
+            } else {
+                a = 2.0f * sh * sh / t2;
+                b = (theta - 2.0f * sh * ch) / (t2 * theta);
+            }
+            const vec3 qv = cross(phi, dphi);
+            out.ang[o] = (dphi + a * qv + b * cross(phi, qv)) * inv_dt;
+        }
+
+        if (!cache.scaled[o]) {
+            out.scl[o] = vec3{1, 1, 1};
+            if constexpr (kVelocities) out.svl[o] = vec3{};
+            continue;
+        }
+        const vec3 lm = cache.log_scl[size_t(s.km1) * nj + o], l0 = cache.log_scl[size_t(s.k0) * nj + o],
+                   l1 = cache.log_scl[size_t(s.k1) * nj + o], l2 = cache.log_scl[size_t(s.k2) * nj + o];
+        const vec3 n0 = (l1 - lm) * inv_den0, n1 = (l2 - l0) * inv_den1;
+        out.scl[o] = exp(h00 * l0 + h10 * n0 + h01 * l1 + h11 * n1);
+        if constexpr (kVelocities) out.svl[o] = (d00 * l0 + d10 * n0 + d01 * l1 + d11 * n1) * inv_dt;
+    }
+}
+
+template <bool kVelocities>
+void sample_linear_cached(Pose& out, const Clip& clip, const SampleCache& cache, double time, Wrap wrap) {
+    assert(out.size() == clip.joints() && cache.joints == clip.joints() && cache.frames == clip.frames);
+    if (clip.frames < 2) return hold_frame(out, clip, 0);
+    const Segment s = locate(clip, time, wrap);
+    [[maybe_unused]] const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
+    const int period = clip.frames - 1;
+    const int r = s.k0 == s.k1 ? -1 : (wrap == Wrap::Loop && s.k0 == period - 1 ? period : s.k0);
+    const size_t nj = size_t(clip.joints());
+    const quat* rot0 = &clip.rot(s.k0, 0);
+    const vec3 *pos_0 = &clip.pos(s.k0, 0), *pos_1 = &clip.pos(s.k1, 0);
+    for (size_t o = 0; o < nj; ++o) {
+        const vec3 p0 = pos_0[o], p1 = pos_1[o];
+        out.pos[o] = lerp(p0, p1, s.x);
+        if constexpr (kVelocities) out.vel[o] = (p1 - p0) * inv_dt;
+        const float* row = r < 0 ? nullptr : cache.segment(r, int(o));
+        const vec3 u = row ? vec3{row[0], row[1], row[2]} : vec3{};
+        const vec3 phi = u * s.x;
+        const float half = 0.5f * length(phi);
+        float sh, ch;
+        sincosf(half, &sh, &ch);
+        const float k = half < 1e-4f ? 0.5f * (1.0f - half * half / 6.0f) : 0.5f * sh / half;
+        out.rot[o] = quat_mul(quat{ch, phi.x * k, phi.y * k, phi.z * k}, rot0[o]);
+        if constexpr (kVelocities) out.ang[o] = u * inv_dt;  // exact: J_l(x u) u == u
+        if (!cache.scaled[o]) {
+            out.scl[o] = vec3{1, 1, 1};
+            if constexpr (kVelocities) out.svl[o] = vec3{};
+            continue;
+        }
+        const vec3 l0 = cache.log_scl[size_t(s.k0) * nj + o], l1 = cache.log_scl[size_t(s.k1) * nj + o];
+        out.scl[o] = exp(lerp(l0, l1, s.x));
+        if constexpr (kVelocities) out.svl[o] = (l1 - l0) * inv_dt;
+    }
+}
+
+}  // namespace
+
+void op_sample_linear(Pose& out, const Clip& clip, const SampleCache& cache, double time, Wrap wrap) {
+    sample_linear_cached<true>(out, clip, cache, time, wrap);
+}
+void op_sample_linear_values(Pose& out, const Clip& clip, const SampleCache& cache, double time, Wrap wrap) {
+    sample_linear_cached<false>(out, clip, cache, time, wrap);
+}
+
 void op_sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) { sample_cubic<true>(out, clip, time, wrap); }
+void op_sample_cubic(Pose& out, const Clip& clip, const SampleCache& cache, double time, Wrap wrap) {
+    sample_cubic_cached<true>(out, clip, cache, time, wrap);
+}
+void op_sample_cubic_values(Pose& out, const Clip& clip, const SampleCache& cache, double time, Wrap wrap) {
+    sample_cubic_cached<false>(out, clip, cache, time, wrap);
+}
 void op_sample_cubic_values(Pose& out, const Clip& clip, double time, Wrap wrap) {
     sample_cubic<false>(out, clip, time, wrap);
 }

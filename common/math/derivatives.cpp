@@ -17,12 +17,38 @@ quat quat_between_dx(vec3 p, vec3 dp, vec3 q, vec3 dq) {
 namespace ks {
 
 quat quat_slerp_path_kinematic(quat q, vec3 wq, vec3 wp, quat path, float a, float da, vec3& w_out) {
-    const vec3 u = quat_to_scaled_angle_axis(path);
+    // The path's half angle h comes from one atan2; cot h is w / |v| of the path itself (no trig);
+    // the partial rotation's exponential and left Jacobian share one sincos of a h. (Algebraically
+    // the textbook chain log -> J^-1 -> exp -> J, with 2 instead of 7 transcendental calls.)
+    const vec3 pv = quat_vec(path);
+    const float s = length(pv);
+    const float h = std::atan2(s, path.w);
+    const float k = s < 1e-20f ? (path.w != 0.0f ? 2.0f / path.w : 0.0f) : 2.0f * h / s;  // u = pv k
+    const vec3 u = pv * k;
+    const float t2u = 4.0f * h * h;
+    float c;  // J_l(u)^-1 = I - [u]x / 2 + c [u]x^2
+    if (t2u < 0.25f) c = 1.0f / 12.0f + t2u * (1.0f / 720.0f + t2u * (1.0f / 30240.0f + t2u / 1209600.0f));
+    else c = (1.0f - h * path.w / s) / t2u;
     const vec3 w_path = wp - quat_mul_vec3(path, wq);  // angular velocity of p q^-1
-    const vec3 du = so3_left_jacobian_inv_mul(u, w_path);
+    const vec3 uw = cross(u, w_path);
+    const vec3 du = w_path - 0.5f * uw + c * cross(u, uw);
     const vec3 phi = u * a;
-    const quat rot_a = quat_from_scaled_angle_axis(phi);
-    w_out = so3_left_jacobian_mul(phi, u * da + du * a) + quat_mul_vec3(rot_a, wq);
+    const float half = a * h, theta = 2.0f * std::fabs(half), t2 = theta * theta;
+    float sh, ch;
+    sincosf(half, &sh, &ch);
+    const float e = std::fabs(half) < 1e-4f ? 0.5f * (1.0f - half * half / 6.0f) : 0.5f * sh / half;  // sin(half) / (2 half)
+    const quat rot_a{ch, phi.x * e, phi.y * e, phi.z * e};
+    float ja, jb;  // J_l(phi) = I + ja [phi]x + jb [phi]x^2
+    if (t2 < 0.09f) {
+        ja = 0.5f - t2 * (1.0f / 24.0f - t2 * (1.0f / 720.0f - t2 / 40320.0f));
+        jb = 1.0f / 6.0f - t2 * (1.0f / 120.0f - t2 * (1.0f / 5040.0f - t2 / 362880.0f));
+    } else {
+        ja = 2.0f * sh * sh / t2;
+        jb = (theta - 2.0f * (half < 0.0f ? -sh : sh) * ch) / (t2 * theta);  // sin theta = 2 sin|half| cos half
+    }
+    const vec3 v = u * da + du * a;
+    const vec3 pvv = cross(phi, v);
+    w_out = v + ja * pvv + jb * cross(phi, pvv) + quat_mul_vec3(rot_a, wq);
     return quat_mul(rot_a, q);
 }
 

@@ -53,7 +53,7 @@ Character::Character(const ClipLibrary& lib, int skeleton, uint64_t seed, vec3 s
     time_ = rng_uniform(rng_, 0.0, period(clip_));
     speed_ = speed_target_ = float(rng_uniform(rng_, cfg.speed_min, cfg.speed_max));
     Pose g(1);
-    op_sample_cubic(g, lib.clips[size_t(clip_)].ground, time_, Wrap::Clamp);
+    op_sample_cubic(g, lib.clips[size_t(clip_)].ground, lib.clips[size_t(clip_)].ground_cache, time_, Wrap::Clamp);
     anchor_ = root_motion_anchor(ground_kform(start, start_yaw), g.get(0));
     next_switch_ = rng_uniform(rng_, cfg.switch_min_s, cfg.switch_max_s);
     if (cfg.teleport_every_s > 0) next_teleport_ = cfg.teleport_every_s * rng_uniform(rng_, 0.7, 1.3);
@@ -78,9 +78,9 @@ double Character::period(int clip) const { return double(lib_.clips[size_t(clip)
 
 void Character::sample_input(Pose& out, int clip, double t, float speed, const kform& anchor) const {
     const LoadedClip& lc = lib_.clips[size_t(clip)];
-    op_sample_cubic(out, lc.rel, t, Wrap::Loop);
+    op_sample_cubic(out, lc.rel, lc.rel_cache, t, Wrap::Loop);
     Pose g(1);
-    op_sample_cubic(g, lc.ground, std::clamp(t, 0.0, period(clip)), Wrap::Clamp);
+    op_sample_cubic(g, lc.ground, lc.ground_cache, std::clamp(t, 0.0, period(clip)), Wrap::Clamp);
     op_timescale(out, speed);
     op_timescale(g, speed);
     const kform world_ground = kform_mul(anchor, g.get(0));
@@ -98,7 +98,7 @@ void Character::start_transition(int next_clip, double next_time, double dt) {
     const Pose shown = out_;  // what was displayed on the previous tick, dt ago (with its velocities)
     const kform ground_now = current_ground();
     Pose g(1);
-    op_sample_cubic(g, lib_.clips[size_t(next_clip)].ground, next_time, Wrap::Clamp);
+    op_sample_cubic(g, lib_.clips[size_t(next_clip)].ground, lib_.clips[size_t(next_clip)].ground_cache, next_time, Wrap::Clamp);
     anchor_ = root_motion_anchor(ground_now, g.get(0));
     clip_ = next_clip;
     time_ = next_time;
@@ -121,7 +121,7 @@ void Character::start_transition(int next_clip, double next_time, double dt) {
 
 void Character::teleport(vec3 position, float yaw, uint32_t tick) {
     Pose g(1);
-    op_sample_cubic(g, lib_.clips[size_t(clip_)].ground, time_, Wrap::Clamp);
+    op_sample_cubic(g, lib_.clips[size_t(clip_)].ground, lib_.clips[size_t(clip_)].ground_cache, time_, Wrap::Clamp);
     anchor_ = root_motion_anchor(ground_kform(position, yaw), g.get(0));
     blending_ = false;  // a teleport is a discontinuity: nothing blends across it
     ++epoch_;
@@ -133,7 +133,7 @@ void Character::reset(int clip, double clip_time, uint32_t tick) {
     clip_ = clip;
     time_ = clip_time;
     Pose g(1);
-    op_sample_cubic(g, lib_.clips[size_t(clip_)].ground, time_, Wrap::Clamp);
+    op_sample_cubic(g, lib_.clips[size_t(clip_)].ground, lib_.clips[size_t(clip_)].ground_cache, time_, Wrap::Clamp);
     anchor_ = root_motion_anchor(ground_now, g.get(0));
     blending_ = false;
     ++epoch_;
@@ -150,8 +150,8 @@ void Character::step(double dt, uint32_t tick) {
     while (time_ >= per) {
         // Wrap: continue the ground root from where the clip's end left it.
         Pose end(1), start(1);
-        op_sample_cubic(end, lib_.clips[size_t(clip_)].ground, per, Wrap::Clamp);
-        op_sample_cubic(start, lib_.clips[size_t(clip_)].ground, 0.0, Wrap::Clamp);
+        op_sample_cubic(end, lib_.clips[size_t(clip_)].ground, lib_.clips[size_t(clip_)].ground_cache, per, Wrap::Clamp);
+        op_sample_cubic(start, lib_.clips[size_t(clip_)].ground, lib_.clips[size_t(clip_)].ground_cache, 0.0, Wrap::Clamp);
         anchor_ = root_motion_anchor(kform_mul(anchor_, end.get(0)), start.get(0));
         time_ -= per;
     }

@@ -73,6 +73,8 @@ void add_clip(ClipLibrary& lib, Clip clip, const ClipLoadOptions& opts) {
         lib.skeleton_names.push_back(std::filesystem::path(lc.clip.name).stem().string());
     }
     lc.skeleton = skel;
+    lc.rel_cache = build_sample_cache(lc.rel);
+    lc.ground_cache = build_sample_cache(lc.ground);
     lib.clips.push_back(std::move(lc));
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/anim/clip.h"
+#include "common/anim/sample_cache.h"
 #include "common/anim/looping.h"
 #include "common/anim/reference_frame.h"
 
@@ -25,6 +26,7 @@ struct LoadedClip {
     // one period while the player re-anchors it at every wrap.
     Clip rel;
     Clip ground;
+    SampleCache rel_cache, ground_cache;  // built once at load: sampling reads them (ops_sample.h)
     int skeleton = 0;   // index into ClipLibrary::skeletons
     bool dropped_first_frame = false;
     vec3 hips_forward{0, 0, 1};  // the hips' facing axis (detect_hips_forward)

@@ -1,10 +1,14 @@
-// kinesync-bench: the per-character animation chain, with and without velocities.
-// Chain: two sample_cubic + blend (moving weight) + fk. Skeletons: the 31-joint CMU skeleton
-// (cmu_02_01_walk and cmu_35_24_run_jog when ../shared/mocap is present, otherwise a synthetic
-// 31-joint clip) and a 66-joint synthetic skeleton. Run with --benchmark_format=json for JSON.
+// kinesync-bench: the per-character animation chain and its ops, with and without velocities.
+// Chain: two samples + blend (moving weight) + FK, per character. Skeletons: 31 joints (CMU
+// cmu_02_01_walk + cmu_35_24_run_jog when ../shared/mocap is present, else synthetic), 66 joints
+// (synthetic, animated non-uniform scales), 100 joints (the iClone rig cmu_06_10, else synthetic).
+// Names: chain/<sampler>/<velocities|values>/<joints>, with sampler = cubic_cached (the SampleCache
+// path a game uses), cubic (no cache, the reference), linear_cached. Counters: per_joint (s per
+// joint). Run with --benchmark_format=json for JSON, --benchmark_repetitions=11 for medians.
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
+#include <map>
 
 #include "common/anim/ops_blend.h"
 #include "common/anim/ops_fk.h"
@@ -18,66 +22,125 @@ namespace {
 
 struct ClipPair {
     Clip a, b;
+    SampleCache ca, cb;
 };
 
-const ClipPair& clips_for(int joints) {
-    static ClipPair cmu, synth66;
-    if (joints == 31) {
-        if (cmu.a.frames == 0) {
-            const std::string dir = std::getenv("KS_MOCAP_DIR") ? std::getenv("KS_MOCAP_DIR") : KS_DEFAULT_MOCAP_DIR;
-            if (std::filesystem::exists(dir + "/cmu_02_01_walk.bvh")) {
-                cmu.a = load_bvh(dir + "/cmu_02_01_walk.bvh").clip;
-                cmu.b = load_bvh(dir + "/cmu_35_24_run_jog.bvh").clip;
-            } else {
-                cmu.a = test::synthetic_clip(31, 343, 120.0f, 1);
-                cmu.b = cmu.a;
-                cmu.b.name = "synthetic-b";
-            }
-        }
-        return cmu;
-    }
-    if (synth66.a.frames == 0) {
-        synth66.a = test::synthetic_clip(66, 240, 60.0f, 2);
-        synth66.b = test::synthetic_clip(66, 240, 60.0f, 3);
-        synth66.b.skeleton = synth66.a.skeleton;
-    }
-    return synth66;
+std::string mocap(const std::string& file) {
+    const std::string dir = std::getenv("KS_MOCAP_DIR") ? std::getenv("KS_MOCAP_DIR") : KS_DEFAULT_MOCAP_DIR;
+    return std::filesystem::exists(dir + "/" + file) ? dir + "/" + file : std::string();
 }
 
-template <bool kVelocities>
-void BM_SampleBlendFk(benchmark::State& state) {
+const ClipPair& clips_for(int joints) {
+    static std::map<int, ClipPair> all;
+    ClipPair& c = all[joints];
+    if (c.a.frames) return c;
+    const std::string walk = mocap("cmu_02_01_walk.bvh"), run = mocap("cmu_35_24_run_jog.bvh"),
+                      iclone = mocap("cmu_06_10_dribble_left_turns_iclone.bvh");
+    if (joints == 31 && !walk.empty() && !run.empty()) {
+        c.a = load_bvh(walk).clip;
+        c.b = load_bvh(run).clip;
+    } else if (joints == 100 && !iclone.empty()) {
+        c.a = load_bvh(iclone).clip;
+        c.b = c.a;  // the same rig at another time (the second sample plays 1.3x faster)
+    } else {
+        c.a = test::synthetic_clip(joints, 240, 60.0f, 2);
+        c.b = test::synthetic_clip(joints, 240, 60.0f, 3);
+        c.b.skeleton = c.a.skeleton;
+    }
+    c.ca = build_sample_cache(c.a);
+    c.cb = build_sample_cache(c.b);
+    return c;
+}
+
+enum class Sampler { CubicCached, Cubic, LinearCached };
+
+template <Sampler kSampler, bool kVelocities>
+void sample(Pose& out, const Clip& clip, const SampleCache& cache, double t) {
+    if constexpr (kSampler == Sampler::CubicCached) {
+        if constexpr (kVelocities) op_sample_cubic(out, clip, cache, t);
+        else op_sample_cubic_values(out, clip, cache, t);
+    } else if constexpr (kSampler == Sampler::Cubic) {
+        if constexpr (kVelocities) op_sample_cubic(out, clip, t);
+        else op_sample_cubic_values(out, clip, t);
+    } else {
+        if constexpr (kVelocities) op_sample_linear(out, clip, cache, t);
+        else op_sample_linear_values(out, clip, cache, t);
+    }
+}
+
+void per_joint(benchmark::State& state, int joints) {
+    state.counters["joints"] = double(joints);
+    // Seconds per joint (shown as e.g. "25n" = 25 ns per joint).
+    state.counters["per_joint"] =
+        benchmark::Counter(double(joints), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+template <Sampler kSampler, bool kVelocities>
+void BM_Chain(benchmark::State& state) {
     const int joints = int(state.range(0));
     const ClipPair& c = clips_for(joints);
     Pose a(joints), b(joints), blended(joints), global(joints);
     double t = 0.0;
-    const double step = 1.0 / 60.0;
     for (auto _ : state) {
         const double ta = std::fmod(t, double(c.a.duration())), tb = std::fmod(t * 1.3, double(c.b.duration()));
         const float alpha = 0.5f + 0.4f * float(std::sin(t));
+        sample<kSampler, kVelocities>(a, c.a, c.ca, ta);
+        sample<kSampler, kVelocities>(b, c.b, c.cb, tb);
         if constexpr (kVelocities) {
-            op_sample_cubic(a, c.a, ta);
-            op_sample_cubic(b, c.b, tb);
             op_blend(blended, a, b, alpha, 0.4f * float(std::cos(t)));
             op_fk(global, blended, c.a.skeleton.parents);
         } else {
-            op_sample_cubic_values(a, c.a, ta);
-            op_sample_cubic_values(b, c.b, tb);
             op_blend_values(blended, a, b, alpha);
             op_fk_static(global, blended, c.a.skeleton.parents);
         }
         benchmark::DoNotOptimize(global.pos.data());
         benchmark::ClobberMemory();
-        t += step;
+        t += 1.0 / 60.0;
     }
-    state.counters["joints"] = double(joints);
-    // Seconds per joint (shown as e.g. "25n" = 25 ns per joint).
-    state.counters["per_joint"] = benchmark::Counter(double(joints), benchmark::Counter::kIsIterationInvariantRate |
-                                                                         benchmark::Counter::kInvert);
+    per_joint(state, joints);
+}
+
+// One op alone: 0 sample (cubic cached), 1 blend, 2 FK.
+template <int kOp, bool kVelocities>
+void BM_Op(benchmark::State& state) {
+    const int joints = int(state.range(0));
+    const ClipPair& c = clips_for(joints);
+    Pose a(joints), b(joints), blended(joints), global(joints);
+    op_sample_cubic(a, c.a, c.ca, 0.37);
+    op_sample_cubic(b, c.b, c.cb, 0.81);
+    op_blend(blended, a, b, 0.4f, 0.1f);
+    double t = 0.0;
+    for (auto _ : state) {
+        if constexpr (kOp == 0) sample<Sampler::CubicCached, kVelocities>(a, c.a, c.ca, std::fmod(t, double(c.a.duration())));
+        if constexpr (kOp == 1) {
+            if constexpr (kVelocities) op_blend(blended, a, b, 0.5f + 0.4f * float(std::sin(t)), 0.1f);
+            else op_blend_values(blended, a, b, 0.5f + 0.4f * float(std::sin(t)));
+        }
+        if constexpr (kOp == 2) {
+            if constexpr (kVelocities) op_fk(global, blended, c.a.skeleton.parents);
+            else op_fk_static(global, blended, c.a.skeleton.parents);
+        }
+        benchmark::DoNotOptimize(a.pos.data());
+        benchmark::DoNotOptimize(blended.pos.data());
+        benchmark::DoNotOptimize(global.pos.data());
+        benchmark::ClobberMemory();
+        t += 1.0 / 60.0;
+    }
+    per_joint(state, joints);
 }
 
 }  // namespace
 
-BENCHMARK(BM_SampleBlendFk<true>)->Name("chain_with_velocities")->Arg(31)->Arg(66);
-BENCHMARK(BM_SampleBlendFk<false>)->Name("chain_without_velocities")->Arg(31)->Arg(66);
-
-
+#define KS_JOINTS ->Arg(31)->Arg(66)->Arg(100)
+BENCHMARK(BM_Chain<Sampler::CubicCached, true>)->Name("chain/cubic_cached/velocities") KS_JOINTS;
+BENCHMARK(BM_Chain<Sampler::CubicCached, false>)->Name("chain/cubic_cached/values") KS_JOINTS;
+BENCHMARK(BM_Chain<Sampler::LinearCached, true>)->Name("chain/linear_cached/velocities") KS_JOINTS;
+BENCHMARK(BM_Chain<Sampler::LinearCached, false>)->Name("chain/linear_cached/values") KS_JOINTS;
+BENCHMARK(BM_Chain<Sampler::Cubic, true>)->Name("chain/cubic/velocities") KS_JOINTS;
+BENCHMARK(BM_Chain<Sampler::Cubic, false>)->Name("chain/cubic/values") KS_JOINTS;
+BENCHMARK(BM_Op<0, true>)->Name("op/sample_cubic_cached/velocities") KS_JOINTS;
+BENCHMARK(BM_Op<0, false>)->Name("op/sample_cubic_cached/values") KS_JOINTS;
+BENCHMARK(BM_Op<1, true>)->Name("op/blend/velocities") KS_JOINTS;
+BENCHMARK(BM_Op<1, false>)->Name("op/blend/values") KS_JOINTS;
+BENCHMARK(BM_Op<2, true>)->Name("op/fk/velocities") KS_JOINTS;
+BENCHMARK(BM_Op<2, false>)->Name("op/fk/values") KS_JOINTS;
