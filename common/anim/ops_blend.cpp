@@ -1,5 +1,6 @@
 #include "common/anim/ops_blend.h"
 
+#include "common/anim/ops_simd.h"
 #include "common/math/derivatives.h"
 
 namespace ks {
@@ -20,9 +21,26 @@ void blend_linear_parts(Pose& out, const Pose& lhs, const Pose& rhs, size_t i, f
 }
 }  // namespace
 
+namespace {
+// Whole blocks of joints through the SIMD kernels (ops_simd.h); returns the first joint left.
+size_t blend_simd(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float alpha_vel, bool velocities) {
+    const SimdOps* simd = simd_ops();
+    const size_t n = size_t(lhs.size());
+    if (!simd || n < size_t(simd->width)) return 0;
+    const BlendBlockArgs a{lhs.pos.data(), rhs.pos.data(), lhs.vel.data(), rhs.vel.data(), lhs.ang.data(), rhs.ang.data(),
+                           lhs.scl.data(), rhs.scl.data(), lhs.svl.data(), rhs.svl.data(), lhs.rot.data(), rhs.rot.data(),
+                           alpha, alpha_vel, out.pos.data(), out.vel.data(), out.rot.data(), out.ang.data(), out.scl.data(),
+                           out.svl.data()};
+    const size_t w = size_t(simd->width);
+    size_t first = 0;
+    for (; first + w <= n; first += w) simd->blend[velocities ? 1 : 0](a, first);
+    return first;
+}
+}  // namespace
+
 void op_blend(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float alpha_vel) {
     assert(out.size() == lhs.size() && lhs.size() == rhs.size());
-    for (size_t i = 0; i < size_t(lhs.size()); ++i) {
+    for (size_t i = blend_simd(out, lhs, rhs, alpha, alpha_vel, true); i < size_t(lhs.size()); ++i) {
         blend_linear_parts(out, lhs, rhs, i, alpha, alpha_vel);
         const quat path = quat_abs(quat_mul_inv(rhs.rot[i], lhs.rot[i]));
         out.rot[i] = quat_slerp_path_kinematic(lhs.rot[i], lhs.ang[i], rhs.ang[i], path, alpha, alpha_vel, out.ang[i]);
@@ -46,7 +64,7 @@ quat slerp_path(quat q, quat path, float alpha) {
 
 void op_blend_values(Pose& out, const Pose& lhs, const Pose& rhs, float alpha) {
     assert(out.size() == lhs.size() && lhs.size() == rhs.size());
-    for (size_t i = 0; i < size_t(lhs.size()); ++i) {
+    for (size_t i = blend_simd(out, lhs, rhs, alpha, 0.0f, false); i < size_t(lhs.size()); ++i) {
         out.pos[i] = lerp(lhs.pos[i], rhs.pos[i], alpha);
         out.rot[i] = slerp_path(lhs.rot[i], quat_abs(quat_mul_inv(rhs.rot[i], lhs.rot[i])), alpha);
         const vec3 sl = lhs.scl[i], sr = rhs.scl[i];

@@ -4,10 +4,26 @@ namespace ks {
 
 void op_fk(Pose& global, const Pose& local, std::span<const int> parents) {
     assert(global.size() == local.size() && int(parents.size()) == local.size());
-    for (int i = 0; i < local.size(); ++i) {
-        const int p = parents[size_t(i)];
-        assert(p < i);
-        global.set(i, p < 0 ? local.get(i) : kform_mul(global.get(p), local.get(i)));
+    // kform_mul inline, on the arrays, with the two rotations of the linear velocity merged:
+    // R (w.vel s) + R (w.pos s svl) = R ((w.vel + w.pos svl) s).
+    for (size_t i = 0; i < parents.size(); ++i) {
+        const int p = parents[i];
+        assert(p < int(i));
+        if (p < 0) {
+            global.pos[i] = local.pos[i], global.rot[i] = local.rot[i], global.scl[i] = local.scl[i];
+            global.vel[i] = local.vel[i], global.ang[i] = local.ang[i], global.svl[i] = local.svl[i];
+            continue;
+        }
+        const size_t q = size_t(p);
+        const quat vr = global.rot[q];
+        const vec3 vs = global.scl[q], vsv = global.svl[q], vang = global.ang[q];
+        const vec3 r = quat_mul_vec3(vr, local.pos[i] * vs);
+        global.pos[i] = r + global.pos[q];
+        global.rot[i] = quat_mul(vr, local.rot[i]);
+        global.scl[i] = local.scl[i] * vs;
+        global.vel[i] = quat_mul_vec3(vr, (local.vel[i] + local.pos[i] * vsv) * vs) + global.vel[q] + cross(vang, r);
+        global.ang[i] = quat_mul_vec3(vr, local.ang[i]) + vang;
+        global.svl[i] = local.svl[i] + vsv;
     }
 }
 

@@ -1,5 +1,7 @@
 #include "common/anim/ops_sample.h"
 
+#include "common/anim/ops_simd.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -164,7 +166,25 @@ void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, 
     const float zero[4] = {0, 0, 0, 0};
     const quat* rot0 = &clip.rot(s.k0, 0);
     const vec3 *pos_m = &clip.pos(s.km1, 0), *pos_0 = &clip.pos(s.k0, 0), *pos_1 = &clip.pos(s.k1, 0), *pos_2 = &clip.pos(s.k2, 0);
-    for (size_t o = 0; o < nj; ++o) {
+    size_t first = 0;
+    if (const SimdOps* simd = simd_ops(); simd && nj >= size_t(simd->width)) {
+        // Whole blocks of joints in SIMD; the rest below.
+        const bool logs = !cache.log_scl.empty();
+        CubicBlockArgs a{pos_m, pos_0, pos_1, pos_2, rot0,
+                         r_m0 < 0 ? nullptr : cache.segment(r_m0, 0), r_01 < 0 ? nullptr : cache.segment(r_01, 0),
+                         r_12 < 0 ? nullptr : cache.segment(r_12, 0),
+                         logs ? &cache.log_scl[size_t(s.km1) * nj] : nullptr, logs ? &cache.log_scl[size_t(s.k0) * nj] : nullptr,
+                         logs ? &cache.log_scl[size_t(s.k1) * nj] : nullptr, logs ? &cache.log_scl[size_t(s.k2) * nj] : nullptr,
+                         cache.scaled.data(), {h00, h10, h01, h11}, {0, 0, 0, 0}, inv_den0, inv_den1, 0.0f,
+                         out.pos.data(), out.vel.data(), out.rot.data(), out.ang.data(), out.scl.data(), out.svl.data()};
+        if constexpr (kVelocities) {
+            a.d[0] = d00, a.d[1] = d10, a.d[2] = d01, a.d[3] = d11;
+            a.inv_dt = inv_dt;
+        }
+        const size_t w = size_t(simd->width);
+        for (; first + w <= nj; first += w) simd->cubic[kVelocities ? 1 : 0](a, first);
+    }
+    for (size_t o = first; o < nj; ++o) {
         const vec3 pm = pos_m[o], p0 = pos_0[o], p1 = pos_1[o], p2 = pos_2[o];
         const vec3 m0 = (p1 - pm) * inv_den0, m1 = (p2 - p0) * inv_den1;
         out.pos[o] = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1;

@@ -7,6 +7,7 @@
 // joint). Run with --benchmark_format=json for JSON, --benchmark_repetitions=11 for medians.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 
@@ -129,8 +130,47 @@ void BM_Op(benchmark::State& state) {
     per_joint(state, joints);
 }
 
+// The velocities / values-only ratio of the cached cubic chain, both timed in the same run,
+// interleaved in batches of 64 characters: counters velocities_ns, values_ns, ratio.
+void BM_VelocityCost(benchmark::State& state) {
+    const int joints = int(state.range(0));
+    const ClipPair& c = clips_for(joints);
+    Pose a(joints), b(joints), blended(joints), global(joints);
+    double t = 0.0, with = 0.0, without = 0.0;
+    auto chain = [&](bool velocities) {
+        const double ta = std::fmod(t, double(c.a.duration())), tb = std::fmod(t * 1.3, double(c.b.duration()));
+        const float alpha = 0.5f + 0.4f * float(std::sin(t));
+        if (velocities) {
+            op_sample_cubic(a, c.a, c.ca, ta);
+            op_sample_cubic(b, c.b, c.cb, tb);
+            op_blend(blended, a, b, alpha, 0.4f * float(std::cos(t)));
+            op_fk(global, blended, c.a.skeleton.parents);
+        } else {
+            op_sample_cubic_values(a, c.a, c.ca, ta);
+            op_sample_cubic_values(b, c.b, c.cb, tb);
+            op_blend_values(blended, a, b, alpha);
+            op_fk_static(global, blended, c.a.skeleton.parents);
+        }
+        benchmark::DoNotOptimize(global.pos.data());
+        benchmark::ClobberMemory();
+        t += 1.0 / 60.0;
+    };
+    for (auto _ : state) {
+        for (bool velocities : {true, false}) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < 64; ++i) chain(velocities);
+            (velocities ? with : without) += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+        }
+    }
+    const double n = double(state.iterations()) * 64.0;
+    state.counters["velocities_ns"] = with / n;
+    state.counters["values_ns"] = without / n;
+    state.counters["ratio"] = with / without;
+}
+
 }  // namespace
 
+BENCHMARK(BM_VelocityCost)->Name("velocity_cost/cubic_cached")->Arg(31)->Arg(66)->Arg(100);
 #define KS_JOINTS ->Arg(31)->Arg(66)->Arg(100)
 BENCHMARK(BM_Chain<Sampler::CubicCached, true>)->Name("chain/cubic_cached/velocities") KS_JOINTS;
 BENCHMARK(BM_Chain<Sampler::CubicCached, false>)->Name("chain/cubic_cached/values") KS_JOINTS;

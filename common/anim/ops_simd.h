@@ -1,0 +1,51 @@
+#pragma once
+// SIMD dispatch of the hot animation ops. op_sample_cubic / op_sample_cubic_values with a
+// SampleCache and op_blend / op_blend_values run blocks of joints through SIMD kernels
+// (common/anim/simd_kernels.h): SSE2 4-wide (the x86-64 baseline) or AVX2 8-wide, the best the CPU
+// has, chosen at run time; the joints left over, and every joint on other CPUs, take the scalar
+// path, which stays the reference. KS_SIMD=scalar|sse2|avx2 in the environment (or
+// set_simd_level) picks a level, e.g. to compare them; a level the CPU lacks falls back.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/math/quat.h"
+
+namespace ks {
+
+enum class SimdLevel { Scalar, SSE2, AVX2 };
+SimdLevel simd_level();
+void set_simd_level(SimdLevel level);  // clamped to what the CPU and the build support
+const char* simd_level_name(SimdLevel level);
+
+// One cubic sample's inputs and outputs, joint arrays indexed by joint (see simd_kernels.h).
+struct CubicBlockArgs {
+    const vec3 *pos_m, *pos_0, *pos_1, *pos_2;
+    const quat* rot_0;
+    const float *row_m0, *row_01, *row_12;  // SampleCache rows for joint 0 (nullptr: zero rotation vectors)
+    const vec3 *ls_m, *ls_0, *ls_1, *ls_2;  // log scales (only read for blocks with a scaled joint)
+    const uint8_t* scaled;
+    float h[4], d[4], inv_den0, inv_den1, inv_dt;
+    vec3 *out_pos, *out_vel;
+    quat* out_rot;
+    vec3 *out_ang, *out_scl, *out_svl;
+};
+
+struct BlendBlockArgs {
+    const vec3 *l_pos, *r_pos, *l_vel, *r_vel, *l_ang, *r_ang, *l_scl, *r_scl, *l_svl, *r_svl;
+    const quat *l_rot, *r_rot;
+    float alpha, alpha_vel;
+    vec3 *out_pos, *out_vel;
+    quat* out_rot;
+    vec3 *out_ang, *out_scl, *out_svl;
+};
+
+struct SimdOps {
+    int width;  // joints per block
+    void (*cubic[2])(const CubicBlockArgs&, size_t first_joint);  // [0] values only, [1] with velocities
+    void (*blend[2])(const BlendBlockArgs&, size_t first_joint);
+};
+// The kernels of the current level (nullptr: scalar).
+const SimdOps* simd_ops();
+
+}  // namespace ks

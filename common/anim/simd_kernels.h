@@ -1,0 +1,207 @@
+#pragma once
+// The hot animation ops over blocks of V::N joints in structure-of-arrays form (V = simd::F4 or
+// simd::F8), included by ops_simd_sse2.cpp and ops_simd_avx2.cpp, one instantiation each. Poses
+// stay arrays of structures: a block is gathered into SoA registers, computed, and scattered back.
+// The algebra is the scalar ops' (ops_sample.cpp's cached sampler, quat_slerp_path_kinematic,
+// ops_blend.cpp) with the polynomial math of common/simd/math.h; tests hold the two paths together.
+
+#include "common/anim/ops_simd.h"
+#include "common/simd/math.h"
+
+namespace ks::simd_kernels {
+
+using namespace ks::simd;
+
+template <class V>
+struct V3 {
+    V x, y, z;
+    friend V3 operator+(V3 a, V3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+    friend V3 operator-(V3 a, V3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+    friend V3 operator*(V3 a, V s) { return {a.x * s, a.y * s, a.z * s}; }
+    friend V3 operator*(V s, V3 a) { return {a.x * s, a.y * s, a.z * s}; }
+};
+template <class V>
+struct Q {
+    V w, x, y, z;
+};
+
+template <class V>
+inline V dot(V3<V> a, V3<V> b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+template <class V>
+inline V3<V> cross(V3<V> a, V3<V> b) { return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
+template <class V>
+inline Q<V> qmul(Q<V> a, Q<V> b) {
+    return {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+            a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x, a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
+}
+template <class V>
+inline V3<V> qrot(Q<V> q, V3<V> v) {  // quat_mul_vec3
+    const V3<V> u{q.x, q.y, q.z};
+    const V3<V> t = cross(u, v) * V(2.0f);
+    return v + t * q.w + cross(u, t);
+}
+
+// Gathers and scatters between arrays of structures and SoA registers.
+template <class V>
+inline V3<V> load3(const vec3* p) {
+    alignas(32) float x[V::N], y[V::N], z[V::N];
+    for (int k = 0; k < V::N; ++k) x[k] = p[k].x, y[k] = p[k].y, z[k] = p[k].z;
+    return {V::load(x), V::load(y), V::load(z)};
+}
+template <class V>
+inline void store3(vec3* p, V3<V> v) {
+    alignas(32) float x[V::N], y[V::N], z[V::N];
+    v.x.store(x), v.y.store(y), v.z.store(z);
+    for (int k = 0; k < V::N; ++k) p[k] = {x[k], y[k], z[k]};
+}
+template <class V>
+inline Q<V> loadq(const quat* p) {
+    alignas(32) float w[V::N], x[V::N], y[V::N], z[V::N];
+    for (int k = 0; k < V::N; ++k) w[k] = p[k].w, x[k] = p[k].x, y[k] = p[k].y, z[k] = p[k].z;
+    return {V::load(w), V::load(x), V::load(y), V::load(z)};
+}
+template <class V>
+inline void storeq(quat* p, Q<V> q) {
+    alignas(32) float w[V::N], x[V::N], y[V::N], z[V::N];
+    q.w.store(w), q.x.store(x), q.y.store(y), q.z.store(z);
+    for (int k = 0; k < V::N; ++k) p[k] = {w[k], x[k], y[k], z[k]};
+}
+// Cache rows (x, y, z, c per joint, consecutive joints); nullptr: zeros (and c = 1/12).
+template <class V>
+inline void load_rows(const float* rows, V3<V>& u, V& c) {
+    if (!rows) {
+        u = {V(0.0f), V(0.0f), V(0.0f)};
+        c = V(1.0f / 12.0f);
+        return;
+    }
+    alignas(32) float x[V::N], y[V::N], z[V::N], cc[V::N];
+    for (int k = 0; k < V::N; ++k) x[k] = rows[4 * k], y[k] = rows[4 * k + 1], z[k] = rows[4 * k + 2], cc[k] = rows[4 * k + 3];
+    u = {V::load(x), V::load(y), V::load(z)};
+    c = V::load(cc);
+}
+
+// exp(phi / 2) (a rotation by |phi|) and, when wanted, J_l(phi) v, sharing one sincos.
+template <class V, bool kJacobian>
+inline Q<V> exp_and_jacobian(V3<V> phi, V3<V> v, V3<V>& jv) {
+    const V t2 = dot(phi, phi);
+    const V theta = sqrt(t2), half = V(0.5f) * theta;
+    V sh, ch;
+    sincos(half, sh, ch);
+    const V small = half < V(1e-4f);
+    const V k = select(small, V(0.5f) * (V(1.0f) - half * half * V(1.0f / 6.0f)), sh / select(small, V(1.0f), theta));
+    if constexpr (kJacobian) {
+        const V taylor = t2 < V(0.09f);
+        const V ta = V(0.5f) - t2 * (V(1.0f / 24.0f) - t2 * (V(1.0f / 720.0f) - t2 * V(1.0f / 40320.0f)));
+        const V tb = V(1.0f / 6.0f) - t2 * (V(1.0f / 120.0f) - t2 * (V(1.0f / 5040.0f) - t2 * V(1.0f / 362880.0f)));
+        const V safe_t2 = select(taylor, V(1.0f), t2);
+        const V ca = V(2.0f) * sh * sh / safe_t2;
+        const V cb = (theta - V(2.0f) * sh * ch) / (safe_t2 * select(taylor, V(1.0f), theta));
+        const V a = select(taylor, ta, ca), b = select(taylor, tb, cb);
+        const V3<V> pv = cross(phi, v);
+        jv = v + pv * a + cross(phi, pv) * b;
+    }
+    return {ch, phi.x * k, phi.y * k, phi.z * k};
+}
+
+template <class V, bool kVelocities>
+void sample_cubic_block(const CubicBlockArgs& a, size_t j) {
+    const V h00(a.h[0]), h10(a.h[1]), h01(a.h[2]), h11(a.h[3]);
+    const V d00(a.d[0]), d10(a.d[1]), d01(a.d[2]), d11(a.d[3]);
+    const V inv_den0(a.inv_den0), inv_den1(a.inv_den1), inv_dt(a.inv_dt);
+    const V3<V> pm = load3<V>(a.pos_m + j), p0 = load3<V>(a.pos_0 + j), p1 = load3<V>(a.pos_1 + j), p2 = load3<V>(a.pos_2 + j);
+    const V3<V> m0 = (p1 - pm) * inv_den0, m1 = (p2 - p0) * inv_den1;
+    store3<V>(a.out_pos + j, p0 * h00 + m0 * h10 + p1 * h01 + m1 * h11);
+    if constexpr (kVelocities) store3<V>(a.out_vel + j, (p0 * d00 + m0 * d10 + p1 * d01 + m1 * d11) * inv_dt);
+
+    V3<V> u_m0, u_01, u_12;
+    V c_m0, c_01, c_12;
+    load_rows<V>(a.row_m0 ? a.row_m0 + 4 * j : nullptr, u_m0, c_m0);
+    load_rows<V>(a.row_01 ? a.row_01 + 4 * j : nullptr, u_01, c_01);
+    load_rows<V>(a.row_12 ? a.row_12 + 4 * j : nullptr, u_12, c_12);
+    const V3<V> w0 = (u_m0 + u_01) * inv_den0, w1 = (u_01 + u_12) * inv_den1;
+    const V3<V> pv = cross(u_01, w1);
+    const V3<V> t1 = w1 - pv * V(0.5f) + cross(u_01, pv) * c_01;
+    const V3<V> phi = w0 * h10 + u_01 * h01 + t1 * h11;
+    V3<V> ang;
+    const V3<V> dphi = w0 * d10 + u_01 * d01 + t1 * d11;
+    const Q<V> e = exp_and_jacobian<V, kVelocities>(phi, dphi, ang);
+    storeq<V>(a.out_rot + j, qmul(e, loadq<V>(a.rot_0 + j)));
+    if constexpr (kVelocities) store3<V>(a.out_ang + j, ang * inv_dt);
+
+    bool scaled = false;
+    for (int k = 0; k < V::N; ++k) scaled = scaled || a.scaled[j + size_t(k)];
+    if (!scaled) {
+        const V3<V> one{V(1.0f), V(1.0f), V(1.0f)}, zero{V(0.0f), V(0.0f), V(0.0f)};
+        store3<V>(a.out_scl + j, one);
+        if constexpr (kVelocities) store3<V>(a.out_svl + j, zero);
+        return;
+    }
+    // log_scl rows hold 0 for unscaled joints (log 1), so a mixed block needs no special case.
+    const V3<V> lm = load3<V>(a.ls_m + j), l0 = load3<V>(a.ls_0 + j), l1 = load3<V>(a.ls_1 + j), l2 = load3<V>(a.ls_2 + j);
+    const V3<V> n0 = (l1 - lm) * inv_den0, n1 = (l2 - l0) * inv_den1;
+    const V3<V> l = l0 * h00 + n0 * h10 + l1 * h01 + n1 * h11;
+    store3<V>(a.out_scl + j, V3<V>{exp(l.x), exp(l.y), exp(l.z)});
+    if constexpr (kVelocities) store3<V>(a.out_svl + j, (l0 * d00 + n0 * d10 + l1 * d01 + n1 * d11) * inv_dt);
+}
+
+// op_blend over a block: linear parts, eerp scales, and the fused slerp kinematics.
+template <class V, bool kVelocities>
+void blend_block(const BlendBlockArgs& a, size_t j) {
+    const V al(a.alpha), da(a.alpha_vel), one(1.0f);
+    const V3<V> pl = load3<V>(a.l_pos + j), pr = load3<V>(a.r_pos + j);
+    store3<V>(a.out_pos + j, pl + (pr - pl) * al);
+    const V3<V> sl = load3<V>(a.l_scl + j), sr = load3<V>(a.r_scl + j);
+    const V differ = (sl.x != sr.x) | (sl.y != sr.y) | (sl.z != sr.z);
+    V3<V> ls{V(0.0f), V(0.0f), V(0.0f)}, lr = ls;
+    if (any(differ)) {
+        ls = {log(sl.x), log(sl.y), log(sl.z)};
+        lr = {log(sr.x), log(sr.y), log(sr.z)};
+        const V3<V> l = ls + (lr - ls) * al;
+        store3<V>(a.out_scl + j, V3<V>{select(differ, exp(l.x), sl.x), select(differ, exp(l.y), sl.y), select(differ, exp(l.z), sl.z)});
+    } else {
+        store3<V>(a.out_scl + j, sl);
+    }
+    const Q<V> ql = loadq<V>(a.l_rot + j), qr = loadq<V>(a.r_rot + j);
+    // path = abs(qr ql^-1)
+    Q<V> path = qmul(qr, Q<V>{ql.w, -ql.x, -ql.y, -ql.z});
+    const V neg = path.w < V(0.0f);
+    const V flip = neg & V(-0.0f);
+    path = {path.w ^ flip, path.x ^ flip, path.y ^ flip, path.z ^ flip};
+    const V3<V> pv{path.x, path.y, path.z};
+    const V s = sqrt(dot(pv, pv));
+    const V h = atan2(s, path.w);
+    const V tiny = s < V(1e-20f);
+    if constexpr (!kVelocities) {
+        // exp(alpha log(path)) ql: sin(alpha h) / s, its limit alpha / w for a vanishing path.
+        V sh, ch;
+        sincos(al * h, sh, ch);
+        const V k = select(tiny, al / path.w, sh / select(tiny, one, s));
+        storeq<V>(a.out_rot + j, qmul(Q<V>{ch, pv.x * k, pv.y * k, pv.z * k}, ql));
+        return;
+    } else {
+        const V3<V> vl = load3<V>(a.l_vel + j), vr = load3<V>(a.r_vel + j);
+        store3<V>(a.out_vel + j, vl + (vr - vl) * al + (pr - pl) * da);
+        V3<V> svl = load3<V>(a.l_svl + j);
+        svl = svl + (load3<V>(a.r_svl + j) - svl) * al;
+        svl = svl + V3<V>{(lr.x - ls.x) & differ, (lr.y - ls.y) & differ, (lr.z - ls.z) & differ} * da;
+        store3<V>(a.out_svl + j, svl);
+        const V3<V> wq = load3<V>(a.l_ang + j), wp = load3<V>(a.r_ang + j);
+        const V k = select(tiny, V(2.0f) / path.w, V(2.0f) * h / select(tiny, one, s));
+        const V3<V> u = pv * k;
+        const V t2u = V(4.0f) * h * h;
+        const V taylor = t2u < V(0.25f);
+        const V c = select(taylor, V(1.0f / 12.0f) + t2u * (V(1.0f / 720.0f) + t2u * (V(1.0f / 30240.0f) + t2u * V(1.0f / 1209600.0f))),
+                           (one - h * path.w / select(tiny, one, s)) / select(taylor, one, t2u));
+        const V3<V> w_path = wp - qrot(path, wq);
+        const V3<V> uw = cross(u, w_path);
+        const V3<V> du = w_path - uw * V(0.5f) + cross(u, uw) * c;
+        const V3<V> phi = u * al;
+        const V3<V> v = u * da + du * al;
+        V3<V> jv;
+        const Q<V> rot_a = exp_and_jacobian<V, true>(phi, v, jv);
+        store3<V>(a.out_ang + j, jv + qrot(rot_a, wq));
+        storeq<V>(a.out_rot + j, qmul(rot_a, ql));
+    }
+}
+
+}  // namespace ks::simd_kernels

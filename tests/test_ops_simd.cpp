@@ -1,0 +1,145 @@
+// The SIMD paths of the hot ops (common/anim/ops_simd.h) at every level this CPU has: each level
+// against the scalar reference within stated bounds, and each level's velocities against a central
+// finite difference of its own output (the same 1e-3 tolerances as every op's FD test).
+#include <gtest/gtest.h>
+
+#include "common/anim/ops_blend.h"
+#include "common/anim/ops_fk.h"
+#include "common/anim/ops_sample.h"
+#include "common/anim/ops_simd.h"
+#include "tests/support/clips.h"
+#include "tests/support/fd.h"
+#include "tests/support/synthetic.h"
+
+using namespace ks;
+using namespace ks::test;
+
+namespace {
+
+struct LevelGuard {
+    SimdLevel saved = simd_level();
+    ~LevelGuard() { set_simd_level(saved); }
+};
+
+std::vector<SimdLevel> simd_levels() {
+    LevelGuard g;
+    std::vector<SimdLevel> out;
+    for (SimdLevel l : {SimdLevel::SSE2, SimdLevel::AVX2}) {
+        set_simd_level(l);
+        if (simd_level() == l) out.push_back(l);
+    }
+    return out;
+}
+
+struct Worst {
+    double pos = 0, rot = 0, lin_vel = 0, ang = 0, scl = 0;
+    void add(const Pose& ref, const Pose& got, bool velocities) {
+        for (size_t o = 0; o < size_t(ref.size()); ++o) {
+            pos = std::max(pos, double(length(ref.pos[o] - got.pos[o]) / (1.0f + length(ref.pos[o]))));
+            rot = std::max(rot, double(quat_length(quat_abs(quat_mul_inv(ref.rot[o], got.rot[o])) - quat{})));
+            scl = std::max(scl, double(length(ref.scl[o] - got.scl[o]) / length(ref.scl[o])));
+            if (!velocities) continue;
+            lin_vel = std::max(lin_vel, double(length(ref.vel[o] - got.vel[o]) / (1.0f + length(ref.vel[o]))));
+            lin_vel = std::max(lin_vel, double(length(ref.svl[o] - got.svl[o]) / (1.0f + length(ref.svl[o]))));
+            ang = std::max(ang, double(length(ref.ang[o] - got.ang[o]) / (1.0f + length(ref.ang[o]))));
+        }
+    }
+    // Float rounding of the polynomial math (<= 3e-7 per call, common/simd/math.h) through a few
+    // dozen operations.
+    void expect_within(const std::string& what) const {
+        EXPECT_LT(pos, 2e-6) << what;
+        EXPECT_LT(rot, 4e-6) << what;
+        EXPECT_LT(scl, 4e-6) << what;
+        EXPECT_LT(lin_vel, 4e-6) << what;
+        EXPECT_LT(ang, 4e-5) << what;
+        record_figure("simd vs scalar rot " + what, rot);
+        record_figure("simd vs scalar ang " + what, ang);
+    }
+};
+
+void compare_sampling(const Clip& clip, const std::string& label) {
+    const SampleCache cache = build_sample_cache(clip);
+    for (SimdLevel level : simd_levels()) {
+        LevelGuard g;
+        Worst w, wv;
+        Rng rng(9);
+        Pose ref(clip.joints()), got(clip.joints());
+        for (int i = 0; i < 200; ++i) {
+            const double t = double(rng.uniform(-0.1f, 1.1f)) * double(clip.duration());
+            const Wrap wrap = i % 2 ? Wrap::Loop : Wrap::Clamp;
+            set_simd_level(SimdLevel::Scalar);
+            op_sample_cubic(ref, clip, cache, t, wrap);
+            set_simd_level(level);
+            op_sample_cubic(got, clip, cache, t, wrap);
+            w.add(ref, got, true);
+            op_sample_cubic_values(got, clip, cache, t, wrap);
+            wv.add(ref, got, false);
+        }
+        w.expect_within(std::string(simd_level_name(level)) + " sample_cubic " + label);
+        wv.expect_within(std::string(simd_level_name(level)) + " sample_cubic_values " + label);
+        const float h = clip.frame_dt / 32.0f;
+        for (int i = 0; i < 10; ++i) {
+            const double t0 = (double(2 + i * (clip.frames - 5) / 10) + 0.4) * double(clip.frame_dt);  // mid-interval
+            expect_velocities_match_fd(std::string(simd_level_name(level)) + " sample_cubic_cached " + label,
+                                       [&](float t, Pose& out) { op_sample_cubic(out, clip, cache, t0 + t); }, clip.joints(), h);
+        }
+    }
+}
+
+}  // namespace
+
+TEST(OpsSimd, SamplingAtEveryLevelMatchesScalarAndFiniteDifference) {
+    ASSERT_FALSE(simd_levels().empty()) << "an x86-64 build has at least SSE2";
+    compare_sampling(synthetic_clip(66, 120, 60.0f, 2), "synthetic 66 (scales)");
+    compare_sampling(synthetic_clip(13, 60, 30.0f, 4), "synthetic 13 (a partial block)");
+}
+
+TEST(OpsSimd, SamplingSharedClipsAtEveryLevel) {
+    KS_REQUIRE_MOCAP();
+    for (const auto& info : shared_clip_infos()) compare_sampling(shared_clip(info.file), info.file);
+}
+
+TEST(OpsSimd, BlendAtEveryLevelMatchesScalarAndFiniteDifference) {
+    for (SimdLevel level : simd_levels()) {
+        LevelGuard g;
+        Rng rng(41);
+        Worst w, wv;
+        for (int trial = 0; trial < 40; ++trial) {
+            const int n = 20 + trial % 5;  // whole blocks and a tail
+            const Pose lhs = random_pose(n, rng), rhs = random_pose(n, rng);
+            Pose ref(n), got(n);
+            const float a0 = rng.uniform(-0.2f, 1.2f), da = rng.uniform(-3, 3);
+            set_simd_level(SimdLevel::Scalar);
+            op_blend(ref, lhs, rhs, a0, da);
+            set_simd_level(level);
+            op_blend(got, lhs, rhs, a0, da);
+            w.add(ref, got, true);
+            op_blend_values(got, lhs, rhs, a0);
+            wv.add(ref, got, false);
+            if (trial % 4) continue;
+            Pose l(n), r(n);
+            const Pose near = random_pose(n, rng);
+            Pose rhs_near(n);
+            op_blend(rhs_near, lhs, near, 0.3f, 0.0f);  // within reach of lhs: no 180-degree flip under the FD
+            expect_velocities_match_fd(std::string(simd_level_name(level)) + " blend", [&](float t, Pose& out) {
+                op_integrate(l, lhs, t);
+                op_integrate(r, rhs_near, t);
+                op_blend(out, l, r, a0 + da * t, da);
+            }, n);
+        }
+        w.expect_within(std::string(simd_level_name(level)) + " blend");
+        wv.expect_within(std::string(simd_level_name(level)) + " blend_values");
+    }
+}
+
+TEST(OpsSimd, TheLevelCanBeChosenAndReported) {
+    LevelGuard g;
+    set_simd_level(SimdLevel::Scalar);
+    EXPECT_EQ(simd_level(), SimdLevel::Scalar);
+    EXPECT_EQ(simd_ops(), nullptr);
+    set_simd_level(SimdLevel::AVX2);  // the best this CPU has, at most AVX2
+    EXPECT_NE(simd_level(), SimdLevel::Scalar);
+    ASSERT_NE(simd_ops(), nullptr);
+    EXPECT_EQ(simd_ops()->width, simd_level() == SimdLevel::AVX2 ? 8 : 4);
+    EXPECT_STREQ(simd_level_name(SimdLevel::SSE2), "sse2");
+}
