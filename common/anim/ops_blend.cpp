@@ -22,19 +22,17 @@ void blend_linear_parts(Pose& out, const Pose& lhs, const Pose& rhs, size_t i, f
 }  // namespace
 
 namespace {
-// Whole blocks of joints through the SIMD kernels (ops_simd.h); returns the first joint left.
+// Every joint through the SIMD kernels (ops_simd.h) when there are any; returns the first joint left.
 size_t blend_simd(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float alpha_vel, bool velocities) {
     const SimdOps* simd = simd_ops();
     const size_t n = size_t(lhs.size());
-    if (!simd || n < size_t(simd->width)) return 0;
+    if (!simd) return 0;
     const BlendBlockArgs a{lhs.pos.data(), rhs.pos.data(), lhs.vel.data(), rhs.vel.data(), lhs.ang.data(), rhs.ang.data(),
                            lhs.scl.data(), rhs.scl.data(), lhs.svl.data(), rhs.svl.data(), lhs.rot.data(), rhs.rot.data(),
                            alpha, alpha_vel, out.pos.data(), out.vel.data(), out.rot.data(), out.ang.data(), out.scl.data(),
                            out.svl.data()};
-    const size_t w = size_t(simd->width);
-    size_t first = 0;
-    for (; first + w <= n; first += w) simd->blend[velocities ? 1 : 0](a, first);
-    return first;
+    simd_blend(*simd, a, n, velocities);
+    return n;
 }
 }  // namespace
 

@@ -166,9 +166,8 @@ void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, 
     const float zero[4] = {0, 0, 0, 0};
     const quat* rot0 = &clip.rot(s.k0, 0);
     const vec3 *pos_m = &clip.pos(s.km1, 0), *pos_0 = &clip.pos(s.k0, 0), *pos_1 = &clip.pos(s.k1, 0), *pos_2 = &clip.pos(s.k2, 0);
-    size_t first = 0;
-    if (const SimdOps* simd = simd_ops(); simd && nj >= size_t(simd->width)) {
-        // Whole blocks of joints in SIMD; the rest below.
+    if (const SimdOps* simd = simd_ops()) {
+        // Every joint in SIMD blocks (the last one padded).
         const bool logs = !cache.log_scl.empty();
         CubicBlockArgs a{pos_m, pos_0, pos_1, pos_2, rot0,
                          r_m0 < 0 ? nullptr : cache.segment(r_m0, 0), r_01 < 0 ? nullptr : cache.segment(r_01, 0),
@@ -181,10 +180,10 @@ void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, 
             a.d[0] = d00, a.d[1] = d10, a.d[2] = d01, a.d[3] = d11;
             a.inv_dt = inv_dt;
         }
-        const size_t w = size_t(simd->width);
-        for (; first + w <= nj; first += w) simd->cubic[kVelocities ? 1 : 0](a, first);
+        simd_sample_cubic(*simd, a, nj, kVelocities);
+        return;
     }
-    for (size_t o = first; o < nj; ++o) {
+    for (size_t o = 0; o < nj; ++o) {
         const vec3 pm = pos_m[o], p0 = pos_0[o], p1 = pos_1[o], p2 = pos_2[o];
         const vec3 m0 = (p1 - pm) * inv_den0, m1 = (p2 - p0) * inv_den1;
         out.pos[o] = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1;

@@ -48,4 +48,9 @@ struct SimdOps {
 // The kernels of the current level (nullptr: scalar).
 const SimdOps* simd_ops();
 
+// Joints [0, n) through the kernels: whole blocks in place, the last partial block through a
+// padded copy (so no joint falls back to the scalar path).
+void simd_sample_cubic(const SimdOps& ops, const CubicBlockArgs& a, size_t n, bool velocities);
+void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velocities);
+
 }  // namespace ks
