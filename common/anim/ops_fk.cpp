@@ -1,5 +1,9 @@
 #include "common/anim/ops_fk.h"
 
+#if defined(__SSE2__)
+#include "common/simd/vec.h"
+#endif
+
 namespace ks {
 
 void op_fk(Pose& global, const Pose& local, std::span<const int> parents) {
@@ -17,12 +21,36 @@ void op_fk(Pose& global, const Pose& local, std::span<const int> parents) {
         const size_t q = size_t(p);
         const quat vr = global.rot[q];
         const vec3 vs = global.scl[q], vsv = global.svl[q], vang = global.ang[q];
-        const vec3 r = quat_mul_vec3(vr, local.pos[i] * vs);
+        const vec3 off = local.pos[i] * vs, lin = (local.vel[i] + local.pos[i] * vsv) * vs;
+        vec3 r, rlin, rang;
+#if defined(__SSE2__)
+        // The three rotations by the parent's rotation at once: lanes offset, velocity, angular
+        // velocity (quat_mul_vec3: v + 2w (u x v) + u x 2(u x v)).
+        {
+            using simd::F4;
+            const vec3 la = local.ang[i];
+            const F4 vx = _mm_set_ps(0.0f, la.x, lin.x, off.x), vy = _mm_set_ps(0.0f, la.y, lin.y, off.y),
+                     vz = _mm_set_ps(0.0f, la.z, lin.z, off.z);
+            const F4 ux(vr.x), uy(vr.y), uz(vr.z), w(vr.w), two(2.0f);
+            const F4 tx = two * (uy * vz - uz * vy), ty = two * (uz * vx - ux * vz), tz = two * (ux * vy - uy * vx);
+            alignas(16) float ox[4], oy[4], oz[4];
+            (vx + w * tx + (uy * tz - uz * ty)).store(ox);
+            (vy + w * ty + (uz * tx - ux * tz)).store(oy);
+            (vz + w * tz + (ux * ty - uy * tx)).store(oz);
+            r = {ox[0], oy[0], oz[0]};
+            rlin = {ox[1], oy[1], oz[1]};
+            rang = {ox[2], oy[2], oz[2]};
+        }
+#else
+        r = quat_mul_vec3(vr, off);
+        rlin = quat_mul_vec3(vr, lin);
+        rang = quat_mul_vec3(vr, local.ang[i]);
+#endif
         global.pos[i] = r + global.pos[q];
         global.rot[i] = quat_mul(vr, local.rot[i]);
         global.scl[i] = local.scl[i] * vs;
-        global.vel[i] = quat_mul_vec3(vr, (local.vel[i] + local.pos[i] * vsv) * vs) + global.vel[q] + cross(vang, r);
-        global.ang[i] = quat_mul_vec3(vr, local.ang[i]) + vang;
+        global.vel[i] = rlin + global.vel[q] + cross(vang, r);
+        global.ang[i] = rang + vang;
         global.svl[i] = local.svl[i] + vsv;
     }
 }
