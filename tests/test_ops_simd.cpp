@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/anim/ops_blend.h"
+#include "common/anim/ops_dead_blend.h"
 #include "common/anim/ops_fk.h"
 #include "common/anim/ops_sample.h"
 #include "common/anim/ops_simd.h"
@@ -142,4 +143,49 @@ TEST(OpsSimd, TheLevelCanBeChosenAndReported) {
     ASSERT_NE(simd_ops(), nullptr);
     EXPECT_EQ(simd_ops()->width, simd_level() == SimdLevel::AVX2 ? 8 : 4);
     EXPECT_STREQ(simd_level_name(SimdLevel::SSE2), "sse2");
+}
+
+TEST(OpsSimd, ExtrapolationAndBlendViaAtEveryLevelMatchScalarAndFiniteDifference) {
+    // The client's dead blending: op_extrapolate_decayed and op_blend_via (paths kept on their
+    // side, stored back in dirs), through op_dead_blending.
+    for (SimdLevel level : simd_levels()) {
+        LevelGuard g;
+        Rng rng(43);
+        Worst we, wb;
+        for (int trial = 0; trial < 40; ++trial) {
+            const int n = 19 + trial % 6;
+            const Pose in = random_pose(n, rng), input = random_pose(n, rng);
+            const float time = rng.uniform(0.0f, 0.5f), halflife = rng.uniform(0.05f, 0.3f);
+            Pose ref(n), got(n);
+            set_simd_level(SimdLevel::Scalar);
+            op_extrapolate_decayed(ref, in, time, halflife);
+            set_simd_level(level);
+            op_extrapolate_decayed(got, in, time, halflife);
+            we.add(ref, got, true);
+            std::vector<quat> d_ref(static_cast<size_t>(n)), d_got(static_cast<size_t>(n));
+            Pose scratch(n);
+            for (int step = 0; step < 3; ++step) {  // dirs carried from step to step
+                const float bt = 0.05f * float(step + 1);
+                set_simd_level(SimdLevel::Scalar);
+                op_dead_blending(ref, scratch, d_ref, in, input, halflife, bt, 0.3f);
+                set_simd_level(level);
+                op_dead_blending(got, scratch, d_got, in, input, halflife, bt, 0.3f);
+                wb.add(ref, got, true);
+                for (size_t k = 0; k < size_t(n); ++k) ASSERT_GT(quat_dot(d_ref[k], d_got[k]), 0.999f) << "same side";
+            }
+            if (trial % 5) continue;
+            std::vector<quat> dirs(static_cast<size_t>(n));
+            for (size_t k = 0; k < size_t(n); ++k) dirs[k] = quat_abs(quat_mul_inv(input.rot[k], in.rot[k]));
+            expect_velocities_match_fd(std::string(simd_level_name(level)) + " extrapolate_decayed",
+                                       [&](float t, Pose& out) { op_extrapolate_decayed(out, in, 0.1f + t, halflife); }, n);
+            expect_velocities_match_fd(std::string(simd_level_name(level)) + " dead_blending", [&](float t, Pose& out) {
+                std::vector<quat> d = dirs;
+                Pose sc(n), moving(n);
+                op_integrate(moving, input, t);  // the new input moves at its own velocities
+                op_dead_blending(out, sc, d, in, moving, halflife, 0.12f + t, 0.3f);
+            }, n);
+        }
+        we.expect_within(std::string(simd_level_name(level)) + " extrapolate_decayed");
+        wb.expect_within(std::string(simd_level_name(level)) + " dead_blending");
+    }
 }

@@ -23,14 +23,15 @@ void blend_linear_parts(Pose& out, const Pose& lhs, const Pose& rhs, size_t i, f
 
 namespace {
 // Every joint through the SIMD kernels (ops_simd.h) when there are any; returns the first joint left.
-size_t blend_simd(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float alpha_vel, bool velocities) {
+size_t blend_simd(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float alpha_vel, bool velocities,
+                  quat* dirs = nullptr) {
     const SimdOps* simd = simd_ops();
     const size_t n = size_t(lhs.size());
     if (!simd) return 0;
     const BlendBlockArgs a{lhs.pos.data(), rhs.pos.data(), lhs.vel.data(), rhs.vel.data(), lhs.ang.data(), rhs.ang.data(),
                            lhs.scl.data(), rhs.scl.data(), lhs.svl.data(), rhs.svl.data(), lhs.rot.data(), rhs.rot.data(),
                            alpha, alpha_vel, out.pos.data(), out.vel.data(), out.rot.data(), out.ang.data(), out.scl.data(),
-                           out.svl.data()};
+                           out.svl.data(), dirs};
     simd_blend(*simd, a, n, velocities);
     return n;
 }
@@ -72,7 +73,7 @@ void op_blend_values(Pose& out, const Pose& lhs, const Pose& rhs, float alpha) {
 
 void op_blend_via(Pose& out, const Pose& lhs, const Pose& rhs, std::span<quat> dirs, float alpha, float alpha_vel) {
     assert(out.size() == lhs.size() && lhs.size() == rhs.size() && int(dirs.size()) == lhs.size());
-    for (size_t i = 0; i < size_t(lhs.size()); ++i) {
+    for (size_t i = blend_simd(out, lhs, rhs, alpha, alpha_vel, true, dirs.data()); i < size_t(lhs.size()); ++i) {
         blend_linear_parts(out, lhs, rhs, i, alpha, alpha_vel);
         dirs[i] = quat_via_path(lhs.rot[i], rhs.rot[i], dirs[i]);
         out.rot[i] = quat_slerp_path_kinematic(lhs.rot[i], lhs.ang[i], rhs.ang[i], dirs[i], alpha, alpha_vel, out.ang[i]);

@@ -1,6 +1,7 @@
 #include "common/anim/ops_dead_blend.h"
 
 #include "common/anim/ops_blend.h"
+#include "common/anim/ops_simd.h"
 
 namespace ks {
 
@@ -9,6 +10,13 @@ void op_extrapolate_decayed(Pose& out, const Pose& in, float time, float halflif
     const float y = kLn2 / std::max(halflife, 1e-8f);
     const float decay = std::exp(-y * time);
     const float alpha = -std::expm1(-y * time) / y;  // integral of the decay, accurate for small y t
+    if (const SimdOps* simd = simd_ops()) {
+        const ExtrapolateBlockArgs a{in.pos.data(), in.vel.data(), in.ang.data(), in.scl.data(), in.svl.data(), in.rot.data(),
+                                     alpha, decay, out.pos.data(), out.vel.data(), out.rot.data(), out.ang.data(),
+                                     out.scl.data(), out.svl.data()};
+        simd_extrapolate(*simd, a, size_t(in.size()));
+        return;
+    }
     for (size_t i = 0; i < size_t(in.size()); ++i) {
         out.pos[i] = in.pos[i] + in.vel[i] * alpha;
         out.rot[i] = quat_mul(quat_from_scaled_angle_axis(in.ang[i] * alpha), in.rot[i]);

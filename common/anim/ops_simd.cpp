@@ -134,6 +134,12 @@ void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velo
     const Pad<quat> lr(a.l_rot, j, rem), rr(a.r_rot, j, rem);
     BlendBlockArgs t = a;
     t.l_pos = lp.v, t.r_pos = rp.v, t.l_scl = ls.v, t.r_scl = rs.v, t.l_rot = lr.v, t.r_rot = rr.v;
+    quat dirs[kMaxWidth];
+    if (a.dirs) {
+        const Pad<quat> d(a.dirs, j, rem);
+        for (size_t k = 0; k < kMaxWidth; ++k) dirs[k] = d.v[k];
+        t.dirs = dirs;
+    }
     vec3 pos[kMaxWidth], vel[kMaxWidth], ang[kMaxWidth], scl[kMaxWidth], svl[kMaxWidth];
     quat rot[kMaxWidth];
     t.out_pos = pos, t.out_vel = vel, t.out_rot = rot, t.out_ang = ang, t.out_scl = scl, t.out_svl = svl;
@@ -151,6 +157,29 @@ void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velo
     copy_back(a.out_pos, pos, j, rem);
     copy_back(a.out_rot, rot, j, rem);
     copy_back(a.out_scl, scl, j, rem);
+    if (a.dirs) copy_back(a.dirs, dirs, j, rem);
+}
+
+void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t n) {
+    const size_t w = size_t(ops.width);
+    size_t j = 0;
+    for (; j + w <= n; j += w) ops.extrapolate(a, j);
+    if (j == n) return;
+    const size_t rem = n - j;
+    const Pad<vec3> p(a.pos, j, rem), v(a.vel, j, rem), an(a.ang, j, rem), s(a.scl, j, rem), sv(a.svl, j, rem);
+    const Pad<quat> r(a.rot, j, rem);
+    vec3 pos[kMaxWidth], vel[kMaxWidth], ang[kMaxWidth], scl[kMaxWidth], svl[kMaxWidth];
+    quat rot[kMaxWidth];
+    ExtrapolateBlockArgs t = a;
+    t.pos = p.v, t.vel = v.v, t.ang = an.v, t.scl = s.v, t.svl = sv.v, t.rot = r.v;
+    t.out_pos = pos, t.out_vel = vel, t.out_rot = rot, t.out_ang = ang, t.out_scl = scl, t.out_svl = svl;
+    ops.extrapolate(t, 0);
+    copy_back(a.out_pos, pos, j, rem);
+    copy_back(a.out_rot, rot, j, rem);
+    copy_back(a.out_scl, scl, j, rem);
+    copy_back(a.out_vel, vel, j, rem);
+    copy_back(a.out_ang, ang, j, rem);
+    copy_back(a.out_svl, svl, j, rem);
 }
 
 }  // namespace ks

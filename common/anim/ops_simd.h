@@ -1,6 +1,7 @@
 #pragma once
 // SIMD dispatch of the hot animation ops. op_sample_cubic / op_sample_cubic_values with a
-// SampleCache and op_blend / op_blend_values run blocks of joints through SIMD kernels
+// SampleCache, op_blend / op_blend_values / op_blend_via and op_extrapolate_decayed (so the
+// client's dead blending) run blocks of joints through SIMD kernels
 // (common/anim/simd_kernels.h): SSE2 4-wide (the x86-64 baseline) or AVX2 8-wide, the best the CPU
 // has, chosen at run time; the joints left over, and every joint on other CPUs, take the scalar
 // path, which stays the reference. KS_SIMD=scalar|sse2|avx2 in the environment (or
@@ -38,12 +39,23 @@ struct BlendBlockArgs {
     vec3 *out_pos, *out_vel;
     quat* out_rot;
     vec3 *out_ang, *out_scl, *out_svl;
+    quat* dirs = nullptr;  // op_blend_via: the paths' hemispheres (read and updated); nullptr: shortest
+};
+
+struct ExtrapolateBlockArgs {
+    const vec3 *pos, *vel, *ang, *scl, *svl;
+    const quat* rot;
+    float alpha, decay;  // displacement factor (1 - e^-yt) / y and velocity factor e^-yt
+    vec3 *out_pos, *out_vel;
+    quat* out_rot;
+    vec3 *out_ang, *out_scl, *out_svl;
 };
 
 struct SimdOps {
     int width;  // joints per block
     void (*cubic[2])(const CubicBlockArgs&, size_t first_joint);  // [0] values only, [1] with velocities
     void (*blend[2])(const BlendBlockArgs&, size_t first_joint);
+    void (*extrapolate)(const ExtrapolateBlockArgs&, size_t first_joint);
 };
 // The kernels of the current level (nullptr: scalar).
 const SimdOps* simd_ops();
@@ -52,5 +64,6 @@ const SimdOps* simd_ops();
 // padded copy (so no joint falls back to the scalar path).
 void simd_sample_cubic(const SimdOps& ops, const CubicBlockArgs& a, size_t n, bool velocities);
 void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velocities);
+void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t n);
 
 }  // namespace ks

@@ -10,7 +10,8 @@ const SimdOps* simd_ops_avx2() {
     using simd::F8;
     static const SimdOps ops{8,
                              {&simd_kernels::sample_cubic_block<F8, false>, &simd_kernels::sample_cubic_block<F8, true>},
-                             {&simd_kernels::blend_block<F8, false>, &simd_kernels::blend_block<F8, true>}};
+                             {&simd_kernels::blend_block<F8, false>, &simd_kernels::blend_block<F8, true>},
+                             &simd_kernels::extrapolate_block<F8>};
     return &ops;
 }
 }  // namespace ks

@@ -162,11 +162,18 @@ void blend_block(const BlendBlockArgs& a, size_t j) {
         store3<V>(a.out_scl + j, sl);
     }
     const Q<V> ql = loadq<V>(a.l_rot + j), qr = loadq<V>(a.r_rot + j);
-    // path = abs(qr ql^-1)
+    // path = abs(qr ql^-1), or (blend_via) qr ql^-1 on the side of the previous path, kept.
     Q<V> path = qmul(qr, Q<V>{ql.w, -ql.x, -ql.y, -ql.z});
-    const V neg = path.w < V(0.0f);
+    V neg;
+    if (a.dirs) {
+        const Q<V> d = loadq<V>(a.dirs + j);
+        neg = (d.w * path.w + d.x * path.x + d.y * path.y + d.z * path.z) < V(0.0f);
+    } else {
+        neg = path.w < V(0.0f);
+    }
     const V flip = neg & V(-0.0f);
     path = {path.w ^ flip, path.x ^ flip, path.y ^ flip, path.z ^ flip};
+    if (a.dirs) storeq<V>(a.dirs + j, path);
     const V3<V> pv{path.x, path.y, path.z};
     const V s = sqrt(dot(pv, pv));
     const V h = atan2(s, path.w);
@@ -202,6 +209,25 @@ void blend_block(const BlendBlockArgs& a, size_t j) {
         store3<V>(a.out_ang + j, jv + qrot(rot_a, wq));
         storeq<V>(a.out_rot + j, qmul(rot_a, ql));
     }
+}
+
+// op_extrapolate_decayed over a block.
+template <class V>
+void extrapolate_block(const ExtrapolateBlockArgs& a, size_t j) {
+    const V al(a.alpha), decay(a.decay);
+    const V3<V> p = load3<V>(a.pos + j), v = load3<V>(a.vel + j), w = load3<V>(a.ang + j), s = load3<V>(a.scl + j),
+                sv = load3<V>(a.svl + j);
+    const Q<V> r = loadq<V>(a.rot + j);
+    store3<V>(a.out_pos + j, p + v * al);
+    V3<V> unused;
+    storeq<V>(a.out_rot + j, qmul(exp_and_jacobian<V, false>(w * al, w, unused), r));
+    const V moving = (sv.x != V(0.0f)) | (sv.y != V(0.0f)) | (sv.z != V(0.0f));
+    if (any(moving)) store3<V>(a.out_scl + j, V3<V>{s.x * exp(sv.x * al), s.y * exp(sv.y * al), s.z * exp(sv.z * al)});
+    else store3<V>(a.out_scl + j, s);
+    // Along a fixed axis J_l is the identity: the rates just decay.
+    store3<V>(a.out_vel + j, v * decay);
+    store3<V>(a.out_ang + j, w * decay);
+    store3<V>(a.out_svl + j, sv * decay);
 }
 
 }  // namespace ks::simd_kernels
