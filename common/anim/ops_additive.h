@@ -18,6 +18,10 @@ void op_additive(Pose& out, const Pose& add, float alpha, float alpha_vel);
 inline void op_additive_static(Pose& out, const Pose& add, float alpha) { op_additive(out, add, alpha, 0.0f); }
 // out.rot = out.rot * Exp(alpha a) (offset in the joint's own frame).
 void op_additive_local(Pose& out, const Pose& add, float alpha, float alpha_vel);
+
+// The same values, velocities neither read nor written (the cost baseline).
+void op_additive_values(Pose& out, const Pose& add, float alpha);
+void op_additive_local_values(Pose& out, const Pose& add, float alpha);
 inline void op_additive_local_static(Pose& out, const Pose& add, float alpha) {
     op_additive_local(out, add, alpha, 0.0f);
 }

@@ -14,7 +14,7 @@ void op_extrapolate_decayed(Pose& out, const Pose& in, float time, float halflif
         const ExtrapolateBlockArgs a{in.pos.data(), in.vel.data(), in.ang.data(), in.scl.data(), in.svl.data(), in.rot.data(),
                                      alpha, decay, out.pos.data(), out.vel.data(), out.rot.data(), out.ang.data(),
                                      out.scl.data(), out.svl.data()};
-        simd_extrapolate(*simd, a, size_t(in.size()));
+        simd_extrapolate(*simd, a, size_t(in.size()), true);
         return;
     }
     for (size_t i = 0; i < size_t(in.size()); ++i) {
@@ -28,6 +28,25 @@ void op_extrapolate_decayed(Pose& out, const Pose& in, float time, float halflif
     }
 }
 
+void op_extrapolate_decayed_values(Pose& out, const Pose& in, float time, float halflife) {
+    assert(out.size() == in.size());
+    const float y = kLn2 / std::max(halflife, 1e-8f);
+    const float alpha = -std::expm1(-y * time) / y;
+    if (const SimdOps* simd = simd_ops()) {
+        const ExtrapolateBlockArgs a{in.pos.data(), in.vel.data(), in.ang.data(), in.scl.data(), in.svl.data(), in.rot.data(),
+                                     alpha, 0.0f, out.pos.data(), out.vel.data(), out.rot.data(), out.ang.data(),
+                                     out.scl.data(), out.svl.data()};
+        simd_extrapolate(*simd, a, size_t(in.size()), false);
+        return;
+    }
+    for (size_t i = 0; i < size_t(in.size()); ++i) {
+        out.pos[i] = in.pos[i] + in.vel[i] * alpha;
+        out.rot[i] = quat_mul(quat_from_scaled_angle_axis(in.ang[i] * alpha), in.rot[i]);
+        const vec3 sv = in.svl[i];
+        out.scl[i] = sv.x == 0.0f && sv.y == 0.0f && sv.z == 0.0f ? in.scl[i] : in.scl[i] * exp(sv * alpha);
+    }
+}
+
 void op_dead_blending_transition(Pose& transition, std::span<quat> dirs, const Pose& current) {
     transition = current;
     for (quat& d : dirs) d = quat{};
@@ -38,6 +57,28 @@ void op_dead_blending(Pose& out, Pose& extrapolated, std::span<quat> dirs, const
     op_extrapolate_decayed(extrapolated, transition, blend_time, extrapolation_halflife);
     op_blend_via(out, extrapolated, input, dirs, smoothstep_blend_alpha(blend_time, blend_duration),
                  smoothstep_blend_alpha_vel(blend_time, blend_duration));
+}
+
+void op_dead_blending_values(Pose& out, Pose& extrapolated, std::span<quat> dirs, const Pose& transition, const Pose& input,
+                             float extrapolation_halflife, float blend_time, float blend_duration) {
+    op_extrapolate_decayed_values(extrapolated, transition, blend_time, extrapolation_halflife);
+    const float alpha = smoothstep_blend_alpha(blend_time, blend_duration);
+    if (const SimdOps* simd = simd_ops()) {
+        const Pose& e = extrapolated;
+        const BlendBlockArgs a{e.pos.data(), input.pos.data(), e.vel.data(), input.vel.data(), e.ang.data(), input.ang.data(),
+                               e.scl.data(), input.scl.data(), e.svl.data(), input.svl.data(), e.rot.data(), input.rot.data(),
+                               alpha, 0.0f, out.pos.data(), out.vel.data(), out.rot.data(), out.ang.data(), out.scl.data(),
+                               out.svl.data(), dirs.data()};
+        simd_blend(*simd, a, size_t(input.size()), false);
+        return;
+    }
+    for (size_t i = 0; i < size_t(input.size()); ++i) {
+        out.pos[i] = lerp(extrapolated.pos[i], input.pos[i], alpha);
+        dirs[i] = quat_via_path(extrapolated.rot[i], input.rot[i], dirs[i]);
+        out.rot[i] = quat_mul(quat_exp(quat_log(dirs[i]) * alpha), extrapolated.rot[i]);
+        const vec3 sl = extrapolated.scl[i], sr = input.scl[i];
+        out.scl[i] = (sl.x == sr.x && sl.y == sr.y && sl.z == sr.z) ? sl : eerp(sl, sr, alpha);
+    }
 }
 
 }  // namespace ks

@@ -21,4 +21,10 @@ void op_dead_blending_transition(Pose& transition, std::span<quat> dirs, const P
 void op_dead_blending(Pose& out, Pose& extrapolated, std::span<quat> dirs, const Pose& transition,
                       const Pose& input, float extrapolation_halflife, float blend_time, float blend_duration);
 
+// The same values, output velocities not computed (the cost baselines; the extrapolation still
+// reads the transition's velocities, which move it).
+void op_extrapolate_decayed_values(Pose& out, const Pose& in, float time, float halflife);
+void op_dead_blending_values(Pose& out, Pose& extrapolated, std::span<quat> dirs, const Pose& transition, const Pose& input,
+                             float extrapolation_halflife, float blend_time, float blend_duration);
+
 }  // namespace ks

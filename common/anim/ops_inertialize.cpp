@@ -64,6 +64,20 @@ void op_inertialize(Pose& out, const Pose& offset, const Pose& input, float blen
     }
 }
 
+void op_inertialize_values(Pose& out, const Pose& offset, const Pose& input, float blend_time, float blend_duration) {
+    assert(out.size() == offset.size() && offset.size() == input.size());
+    const float d = std::max(blend_duration, 1e-8f);
+    const float t = clampf(blend_time / d, 0.0f, 1.0f);
+    const float w0 = 2 * t * t * t - 3 * t * t + 1;
+    const float w1 = (t * t * t - 2 * t * t + t) * d;
+    for (size_t i = 0; i < size_t(input.size()); ++i) {
+        out.pos[i] = input.pos[i] + w0 * offset.pos[i] + w1 * offset.vel[i];
+        const vec3 x = quat_to_scaled_angle_axis(quat_abs(offset.rot[i]));
+        out.rot[i] = quat_mul(quat_from_scaled_angle_axis(w0 * x + w1 * offset.ang[i]), input.rot[i]);
+        out.scl[i] = input.scl[i] * exp(w0 * log(offset.scl[i]) + w1 * offset.svl[i]);
+    }
+}
+
 void PoseOffset::resize(size_t n) {
     for (auto* v : {&pos, &vel, &rot, &ang, &scl, &svl}) v->resize(n);
 }
@@ -112,6 +126,15 @@ void op_offset_apply(Pose& out, const PoseOffset& offset, const Pose& input) {
         out.ang[i] = so3_left_jacobian_mul(offset.rot[i], offset.ang[i]) + quat_mul_vec3(off, input.ang[i]);
         out.scl[i] = input.scl[i] * exp(offset.scl[i]);
         out.svl[i] = input.svl[i] + offset.svl[i];
+    }
+}
+
+void op_offset_apply_values(Pose& out, const PoseOffset& offset, const Pose& input) {
+    assert(out.size() == input.size() && offset.pos.size() == size_t(input.size()));
+    for (size_t i = 0; i < size_t(input.size()); ++i) {
+        out.pos[i] = input.pos[i] + offset.pos[i];
+        out.rot[i] = quat_mul(quat_from_scaled_angle_axis(offset.rot[i]), input.rot[i]);
+        out.scl[i] = input.scl[i] * exp(offset.scl[i]);
     }
 }
 

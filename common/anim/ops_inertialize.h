@@ -23,6 +23,8 @@ void op_inertialize_transition(Pose& offset, const Pose& src, const Pose& dst);
 // blend_time: seconds since the transition; velocities are exact d/dt with blend_time advancing
 // with time and `input` moving along its own velocities.
 void op_inertialize(Pose& out, const Pose& offset, const Pose& input, float blend_time, float blend_duration);
+// The same values; output velocities not computed (the offset's rates still shape the curve).
+void op_inertialize_values(Pose& out, const Pose& offset, const Pose& input, float blend_time, float blend_duration);
 
 // Spring inertialization: an offset between what was shown and a new input that decays as a
 // damped oscillator (x'' + 2 zeta w x' + w^2 x = 0 on each channel), exactly over any dt, with w
@@ -46,5 +48,7 @@ void op_offset_decay(PoseOffset& offset, std::span<const float> omega, float zet
                      std::span<const float> omega_pos = {});
 // out = the offset applied to input: pos + x, exp(x) * rot, scl * exp(x), with exact velocities.
 void op_offset_apply(Pose& out, const PoseOffset& offset, const Pose& input);
+// The same values, velocities not computed.
+void op_offset_apply_values(Pose& out, const PoseOffset& offset, const Pose& input);
 
 }  // namespace ks

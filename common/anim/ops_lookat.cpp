@@ -22,4 +22,12 @@ void op_lookat(Pose& local, const Pose& global, int joint, vec3 target_pos, vec3
     local.ang[size_t(joint)] = rotated.ang;
 }
 
+void op_lookat_values(Pose& local, const Pose& global, int joint, vec3 target_pos, vec3 fwd, float weight) {
+    const size_t j = size_t(joint);
+    const vec3 to = quat_inv_mul_vec3(global.rot[j], target_pos - global.pos[j]);
+    quat diff = quat_between(fwd, to / std::max(length(to), 1e-20f));
+    if (weight != 1.0f) diff = quat_from_scaled_angle_axis(quat_to_scaled_angle_axis(quat_abs(diff)) * weight);
+    local.rot[j] = quat_mul(local.rot[j], diff);
+}
+
 }  // namespace ks

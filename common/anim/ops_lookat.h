@@ -11,5 +11,8 @@ namespace ks {
 // Writes local.rot/ang of `joint`; recompute FK for it and its descendants afterwards.
 void op_lookat(Pose& local, const Pose& global, int joint, vec3 target_pos, vec3 target_vel, vec3 fwd,
                float weight = 1.0f);
+// The same rotation, no angular velocity (the cost baseline). The values-only two-bone IK is
+// op_two_bone_ik_static (ops_ik.h).
+void op_lookat_values(Pose& local, const Pose& global, int joint, vec3 target_pos, vec3 fwd, float weight = 1.0f);
 
 }  // namespace ks

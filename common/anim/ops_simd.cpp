@@ -160,10 +160,10 @@ void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velo
     if (a.dirs) copy_back(a.dirs, dirs, j, rem);
 }
 
-void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t n) {
+void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t n, bool velocities) {
     const size_t w = size_t(ops.width);
     size_t j = 0;
-    for (; j + w <= n; j += w) ops.extrapolate(a, j);
+    for (; j + w <= n; j += w) ops.extrapolate[velocities](a, j);
     if (j == n) return;
     const size_t rem = n - j;
     const Pad<vec3> p(a.pos, j, rem), v(a.vel, j, rem), an(a.ang, j, rem), s(a.scl, j, rem), sv(a.svl, j, rem);
@@ -173,10 +173,11 @@ void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t 
     ExtrapolateBlockArgs t = a;
     t.pos = p.v, t.vel = v.v, t.ang = an.v, t.scl = s.v, t.svl = sv.v, t.rot = r.v;
     t.out_pos = pos, t.out_vel = vel, t.out_rot = rot, t.out_ang = ang, t.out_scl = scl, t.out_svl = svl;
-    ops.extrapolate(t, 0);
+    ops.extrapolate[velocities](t, 0);
     copy_back(a.out_pos, pos, j, rem);
     copy_back(a.out_rot, rot, j, rem);
     copy_back(a.out_scl, scl, j, rem);
+    if (!velocities) return;
     copy_back(a.out_vel, vel, j, rem);
     copy_back(a.out_ang, ang, j, rem);
     copy_back(a.out_svl, svl, j, rem);

@@ -55,7 +55,7 @@ struct SimdOps {
     int width;  // joints per block
     void (*cubic[2])(const CubicBlockArgs&, size_t first_joint);  // [0] values only, [1] with velocities
     void (*blend[2])(const BlendBlockArgs&, size_t first_joint);
-    void (*extrapolate)(const ExtrapolateBlockArgs&, size_t first_joint);
+    void (*extrapolate[2])(const ExtrapolateBlockArgs&, size_t first_joint);
 };
 // The kernels of the current level (nullptr: scalar).
 const SimdOps* simd_ops();
@@ -64,6 +64,6 @@ const SimdOps* simd_ops();
 // padded copy (so no joint falls back to the scalar path).
 void simd_sample_cubic(const SimdOps& ops, const CubicBlockArgs& a, size_t n, bool velocities);
 void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velocities);
-void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t n);
+void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t n, bool velocities);
 
 }  // namespace ks

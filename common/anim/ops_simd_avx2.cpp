@@ -11,7 +11,7 @@ const SimdOps* simd_ops_avx2() {
     static const SimdOps ops{8,
                              {&simd_kernels::sample_cubic_block<F8, false>, &simd_kernels::sample_cubic_block<F8, true>},
                              {&simd_kernels::blend_block<F8, false>, &simd_kernels::blend_block<F8, true>},
-                             &simd_kernels::extrapolate_block<F8>};
+                             {&simd_kernels::extrapolate_block<F8, false>, &simd_kernels::extrapolate_block<F8, true>}};
     return &ops;
 }
 }  // namespace ks

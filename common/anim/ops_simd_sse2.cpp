@@ -10,7 +10,7 @@ const SimdOps* simd_ops_sse2() {
     static const SimdOps ops{4,
                              {&simd_kernels::sample_cubic_block<F4, false>, &simd_kernels::sample_cubic_block<F4, true>},
                              {&simd_kernels::blend_block<F4, false>, &simd_kernels::blend_block<F4, true>},
-                             &simd_kernels::extrapolate_block<F4>};
+                             {&simd_kernels::extrapolate_block<F4, false>, &simd_kernels::extrapolate_block<F4, true>}};
     return &ops;
 }
 }  // namespace ks

@@ -212,7 +212,7 @@ void blend_block(const BlendBlockArgs& a, size_t j) {
 }
 
 // op_extrapolate_decayed over a block.
-template <class V>
+template <class V, bool kVelocities>
 void extrapolate_block(const ExtrapolateBlockArgs& a, size_t j) {
     const V al(a.alpha), decay(a.decay);
     const V3<V> p = load3<V>(a.pos + j), v = load3<V>(a.vel + j), w = load3<V>(a.ang + j), s = load3<V>(a.scl + j),
@@ -225,9 +225,11 @@ void extrapolate_block(const ExtrapolateBlockArgs& a, size_t j) {
     if (any(moving)) store3<V>(a.out_scl + j, V3<V>{s.x * exp(sv.x * al), s.y * exp(sv.y * al), s.z * exp(sv.z * al)});
     else store3<V>(a.out_scl + j, s);
     // Along a fixed axis J_l is the identity: the rates just decay.
-    store3<V>(a.out_vel + j, v * decay);
-    store3<V>(a.out_ang + j, w * decay);
-    store3<V>(a.out_svl + j, sv * decay);
+    if constexpr (kVelocities) {
+        store3<V>(a.out_vel + j, v * decay);
+        store3<V>(a.out_ang + j, w * decay);
+        store3<V>(a.out_svl + j, sv * decay);
+    }
 }
 
 }  // namespace ks::simd_kernels

@@ -11,7 +11,10 @@
 #include <filesystem>
 #include <map>
 
+#include "common/anim/ops_additive.h"
 #include "common/anim/ops_blend.h"
+#include "common/anim/ops_dead_blend.h"
+#include "common/anim/ops_inertialize.h"
 #include "common/anim/ops_fk.h"
 #include "common/anim/ops_sample.h"
 #include "common/io/bvh.h"
@@ -101,7 +104,8 @@ void BM_Chain(benchmark::State& state) {
     per_joint(state, joints);
 }
 
-// One op alone: 0 sample (cubic cached), 1 blend, 2 FK.
+// One op alone: 0 sample (cubic cached), 1 blend, 2 FK, 3 additive, 4 inertialize, 5 dead
+// blending (extrapolation + blend_via).
 template <int kOp, bool kVelocities>
 void BM_Op(benchmark::State& state) {
     const int joints = int(state.range(0));
@@ -110,6 +114,9 @@ void BM_Op(benchmark::State& state) {
     op_sample_cubic(a, c.a, c.ca, 0.37);
     op_sample_cubic(b, c.b, c.cb, 0.81);
     op_blend(blended, a, b, 0.4f, 0.1f);
+    Pose offset(joints), scratch(joints);
+    op_inertialize_transition(offset, a, b);
+    std::vector<quat> dirs(static_cast<size_t>(joints));
     double t = 0.0;
     for (auto _ : state) {
         if constexpr (kOp == 0) sample<Sampler::CubicCached, kVelocities>(a, c.a, c.ca, std::fmod(t, double(c.a.duration())));
@@ -120,6 +127,21 @@ void BM_Op(benchmark::State& state) {
         if constexpr (kOp == 2) {
             if constexpr (kVelocities) op_fk(global, blended, c.a.skeleton.parents);
             else op_fk_static(global, blended, c.a.skeleton.parents);
+        }
+        if constexpr (kOp == 3) {
+            global = blended;
+            if constexpr (kVelocities) op_additive(global, a, 0.5f + 0.4f * float(std::sin(t)), 0.1f);
+            else op_additive_values(global, a, 0.5f + 0.4f * float(std::sin(t)));
+        }
+        if constexpr (kOp == 4) {
+            const float bt = float(std::fmod(t, 0.3));
+            if constexpr (kVelocities) op_inertialize(global, offset, b, bt, 0.3f);
+            else op_inertialize_values(global, offset, b, bt, 0.3f);
+        }
+        if constexpr (kOp == 5) {
+            const float bt = float(std::fmod(t, 0.3));
+            if constexpr (kVelocities) op_dead_blending(global, scratch, dirs, a, b, 0.1f, bt, 0.3f);
+            else op_dead_blending_values(global, scratch, dirs, a, b, 0.1f, bt, 0.3f);
         }
         benchmark::DoNotOptimize(a.pos.data());
         benchmark::DoNotOptimize(blended.pos.data());
@@ -184,3 +206,9 @@ BENCHMARK(BM_Op<1, true>)->Name("op/blend/velocities") KS_JOINTS;
 BENCHMARK(BM_Op<1, false>)->Name("op/blend/values") KS_JOINTS;
 BENCHMARK(BM_Op<2, true>)->Name("op/fk/velocities") KS_JOINTS;
 BENCHMARK(BM_Op<2, false>)->Name("op/fk/values") KS_JOINTS;
+BENCHMARK(BM_Op<3, true>)->Name("op/additive/velocities") KS_JOINTS;
+BENCHMARK(BM_Op<3, false>)->Name("op/additive/values") KS_JOINTS;
+BENCHMARK(BM_Op<4, true>)->Name("op/inertialize/velocities") KS_JOINTS;
+BENCHMARK(BM_Op<4, false>)->Name("op/inertialize/values") KS_JOINTS;
+BENCHMARK(BM_Op<5, true>)->Name("op/dead_blending/velocities") KS_JOINTS;
+BENCHMARK(BM_Op<5, false>)->Name("op/dead_blending/values") KS_JOINTS;
