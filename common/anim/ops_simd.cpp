@@ -71,6 +71,13 @@ const SimdOps* simd_ops() {
 namespace {
 constexpr size_t kMaxWidth = 8;
 
+// What finishes a skeleton after the wide blocks: 4-wide SSE2 blocks (less padding) when the wide
+// kernels are 8-wide.
+const SimdOps& tail_ops(const SimdOps& ops) {
+    const SimdOps* sse2 = simd_ops_sse2();
+    return ops.width > 4 && sse2 ? *sse2 : ops;
+}
+
 // A copy of entries [first, first + count) padded to kMaxWidth by repeating the first one.
 template <class T>
 struct Pad {
@@ -89,6 +96,8 @@ void simd_sample_cubic(const SimdOps& ops, const CubicBlockArgs& a, size_t n, bo
     const size_t w = size_t(ops.width);
     size_t j = 0;
     for (; j + w <= n; j += w) ops.cubic[velocities](a, j);
+    const SimdOps& narrow = tail_ops(ops);
+    for (; j + size_t(narrow.width) <= n; j += size_t(narrow.width)) narrow.cubic[velocities](a, j);
     if (j == n) return;
     const size_t rem = n - j;
     const Pad<vec3> pm(a.pos_m, j, rem), p0(a.pos_0, j, rem), p1(a.pos_1, j, rem), p2(a.pos_2, j, rem);
@@ -113,7 +122,7 @@ void simd_sample_cubic(const SimdOps& ops, const CubicBlockArgs& a, size_t n, bo
     t.row_m0 = a.row_m0 ? rows[0] : nullptr, t.row_01 = a.row_01 ? rows[1] : nullptr, t.row_12 = a.row_12 ? rows[2] : nullptr;
     t.ls_m = lpad[0], t.ls_0 = lpad[1], t.ls_1 = lpad[2], t.ls_2 = lpad[3], t.scaled = scaled;
     t.out_pos = pos, t.out_vel = vel, t.out_rot = rot, t.out_ang = ang, t.out_scl = scl, t.out_svl = svl;
-    ops.cubic[velocities](t, 0);
+    narrow.cubic[velocities](t, 0);
     copy_back(a.out_pos, pos, j, rem);
     copy_back(a.out_rot, rot, j, rem);
     copy_back(a.out_scl, scl, j, rem);
@@ -128,6 +137,8 @@ void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velo
     const size_t w = size_t(ops.width);
     size_t j = 0;
     for (; j + w <= n; j += w) ops.blend[velocities](a, j);
+    const SimdOps& narrow = tail_ops(ops);
+    for (; j + size_t(narrow.width) <= n; j += size_t(narrow.width)) narrow.blend[velocities](a, j);
     if (j == n) return;
     const size_t rem = n - j;
     const Pad<vec3> lp(a.l_pos, j, rem), rp(a.r_pos, j, rem), ls(a.l_scl, j, rem), rs(a.r_scl, j, rem);
@@ -144,12 +155,12 @@ void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velo
     quat rot[kMaxWidth];
     t.out_pos = pos, t.out_vel = vel, t.out_rot = rot, t.out_ang = ang, t.out_scl = scl, t.out_svl = svl;
     if (!velocities) {
-        ops.blend[0](t, 0);
+        narrow.blend[0](t, 0);
     } else {
         const Pad<vec3> lv(a.l_vel, j, rem), rv(a.r_vel, j, rem), la(a.l_ang, j, rem), ra(a.r_ang, j, rem), lsv(a.l_svl, j, rem),
             rsv(a.r_svl, j, rem);
         t.l_vel = lv.v, t.r_vel = rv.v, t.l_ang = la.v, t.r_ang = ra.v, t.l_svl = lsv.v, t.r_svl = rsv.v;
-        ops.blend[1](t, 0);
+        narrow.blend[1](t, 0);
         copy_back(a.out_vel, vel, j, rem);
         copy_back(a.out_ang, ang, j, rem);
         copy_back(a.out_svl, svl, j, rem);
@@ -164,6 +175,8 @@ void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t 
     const size_t w = size_t(ops.width);
     size_t j = 0;
     for (; j + w <= n; j += w) ops.extrapolate[velocities](a, j);
+    const SimdOps& narrow = tail_ops(ops);
+    for (; j + size_t(narrow.width) <= n; j += size_t(narrow.width)) narrow.extrapolate[velocities](a, j);
     if (j == n) return;
     const size_t rem = n - j;
     const Pad<vec3> p(a.pos, j, rem), v(a.vel, j, rem), an(a.ang, j, rem), s(a.scl, j, rem), sv(a.svl, j, rem);
@@ -173,7 +186,7 @@ void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t 
     ExtrapolateBlockArgs t = a;
     t.pos = p.v, t.vel = v.v, t.ang = an.v, t.scl = s.v, t.svl = sv.v, t.rot = r.v;
     t.out_pos = pos, t.out_vel = vel, t.out_rot = rot, t.out_ang = ang, t.out_scl = scl, t.out_svl = svl;
-    ops.extrapolate[velocities](t, 0);
+    narrow.extrapolate[velocities](t, 0);
     copy_back(a.out_pos, pos, j, rem);
     copy_back(a.out_rot, rot, j, rem);
     copy_back(a.out_scl, scl, j, rem);

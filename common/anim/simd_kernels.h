@@ -66,6 +66,77 @@ inline void storeq(quat* p, Q<V> q) {
     q.w.store(w), q.x.store(x), q.y.store(y), q.z.store(z);
     for (int k = 0; k < V::N; ++k) p[k] = {w[k], x[k], y[k], z[k]};
 }
+// Faster gathers and scatters with shuffles: 4 packed vec3 (12 floats) <-> x, y, z registers,
+// and 4 quats <-> w, x, y, z by a 4x4 transpose (8 of each as two halves with AVX2).
+static_assert(sizeof(vec3) == 12 && sizeof(quat) == 16);
+inline void deinterleave3(const float* p, __m128& x, __m128& y, __m128& z) {
+    const __m128 a = _mm_loadu_ps(p), b = _mm_loadu_ps(p + 4), c = _mm_loadu_ps(p + 8);
+    x = _mm_shuffle_ps(_mm_shuffle_ps(a, a, _MM_SHUFFLE(3, 0, 3, 0)), _mm_shuffle_ps(b, c, _MM_SHUFFLE(1, 1, 2, 2)), _MM_SHUFFLE(2, 0, 1, 0));
+    y = _mm_shuffle_ps(_mm_shuffle_ps(a, b, _MM_SHUFFLE(0, 0, 1, 1)), _mm_shuffle_ps(b, c, _MM_SHUFFLE(2, 2, 3, 3)), _MM_SHUFFLE(2, 0, 2, 0));
+    z = _mm_shuffle_ps(_mm_shuffle_ps(a, b, _MM_SHUFFLE(1, 1, 2, 2)), _mm_shuffle_ps(c, c, _MM_SHUFFLE(3, 3, 0, 0)), _MM_SHUFFLE(2, 0, 2, 0));
+}
+inline void interleave3(float* p, __m128 x, __m128 y, __m128 z) {
+    _mm_storeu_ps(p, _mm_shuffle_ps(_mm_shuffle_ps(x, y, _MM_SHUFFLE(0, 0, 0, 0)), _mm_shuffle_ps(z, x, _MM_SHUFFLE(1, 1, 0, 0)), _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm_storeu_ps(p + 4, _mm_shuffle_ps(_mm_shuffle_ps(y, z, _MM_SHUFFLE(1, 1, 1, 1)), _mm_shuffle_ps(x, y, _MM_SHUFFLE(2, 2, 2, 2)), _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm_storeu_ps(p + 8, _mm_shuffle_ps(_mm_shuffle_ps(z, x, _MM_SHUFFLE(3, 3, 2, 2)), _mm_shuffle_ps(y, z, _MM_SHUFFLE(3, 3, 3, 3)), _MM_SHUFFLE(2, 0, 2, 0)));
+}
+inline void transpose_quats(const float* p, __m128& w, __m128& x, __m128& y, __m128& z) {
+    __m128 a = _mm_loadu_ps(p), b = _mm_loadu_ps(p + 4), c = _mm_loadu_ps(p + 8), d = _mm_loadu_ps(p + 12);
+    _MM_TRANSPOSE4_PS(a, b, c, d);
+    w = a, x = b, y = c, z = d;
+}
+inline void untranspose_quats(float* p, __m128 w, __m128 x, __m128 y, __m128 z) {
+    _MM_TRANSPOSE4_PS(w, x, y, z);
+    _mm_storeu_ps(p, w), _mm_storeu_ps(p + 4, x), _mm_storeu_ps(p + 8, y), _mm_storeu_ps(p + 12, z);
+}
+
+template <>
+inline V3<F4> load3<F4>(const vec3* p) {
+    __m128 x, y, z;
+    deinterleave3(&p->x, x, y, z);
+    return {x, y, z};
+}
+template <>
+inline void store3<F4>(vec3* p, V3<F4> v) { interleave3(&p->x, v.x.v, v.y.v, v.z.v); }
+template <>
+inline Q<F4> loadq<F4>(const quat* p) {
+    __m128 w, x, y, z;
+    transpose_quats(&p->w, w, x, y, z);
+    return {w, x, y, z};
+}
+template <>
+inline void storeq<F4>(quat* p, Q<F4> q) { untranspose_quats(&p->w, q.w.v, q.x.v, q.y.v, q.z.v); }
+
+#ifdef __AVX2__
+inline __m256 join(__m128 lo, __m128 hi) { return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1); }
+template <>
+inline V3<F8> load3<F8>(const vec3* p) {
+    __m128 x0, y0, z0, x1, y1, z1;
+    deinterleave3(&p->x, x0, y0, z0);
+    deinterleave3(&p[4].x, x1, y1, z1);
+    return {join(x0, x1), join(y0, y1), join(z0, z1)};
+}
+template <>
+inline void store3<F8>(vec3* p, V3<F8> v) {
+    interleave3(&p->x, _mm256_castps256_ps128(v.x.v), _mm256_castps256_ps128(v.y.v), _mm256_castps256_ps128(v.z.v));
+    interleave3(&p[4].x, _mm256_extractf128_ps(v.x.v, 1), _mm256_extractf128_ps(v.y.v, 1), _mm256_extractf128_ps(v.z.v, 1));
+}
+template <>
+inline Q<F8> loadq<F8>(const quat* p) {
+    __m128 w0, x0, y0, z0, w1, x1, y1, z1;
+    transpose_quats(&p->w, w0, x0, y0, z0);
+    transpose_quats(&p[4].w, w1, x1, y1, z1);
+    return {join(w0, w1), join(x0, x1), join(y0, y1), join(z0, z1)};
+}
+template <>
+inline void storeq<F8>(quat* p, Q<F8> q) {
+    untranspose_quats(&p->w, _mm256_castps256_ps128(q.w.v), _mm256_castps256_ps128(q.x.v), _mm256_castps256_ps128(q.y.v),
+                      _mm256_castps256_ps128(q.z.v));
+    untranspose_quats(&p[4].w, _mm256_extractf128_ps(q.w.v, 1), _mm256_extractf128_ps(q.x.v, 1), _mm256_extractf128_ps(q.y.v, 1),
+                      _mm256_extractf128_ps(q.z.v, 1));
+}
+#endif
+
 // Cache rows (x, y, z, c per joint, consecutive joints); nullptr: zeros (and c = 1/12).
 template <class V>
 inline void load_rows(const float* rows, V3<V>& u, V& c) {
