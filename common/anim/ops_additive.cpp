@@ -33,17 +33,6 @@ void op_additive(Pose& out, const Pose& add, float alpha, float alpha_vel) {
 }
 
 namespace {
-// Exp(alpha log|r|) in one atan2 and one sincos (values only).
-quat weighted_offset_value(quat r, float alpha) {
-    r = quat_abs(r);
-    const vec3 v = quat_vec(r);
-    const float s = length(v);
-    const float half = alpha * std::atan2(s, r.w);
-    float sh, ch;
-    sincosf(half, &sh, &ch);
-    const float k = s < 1e-20f ? (r.w != 0.0f ? alpha / r.w : 0.0f) : sh / s;
-    return quat{ch, v.x * k, v.y * k, v.z * k};
-}
 void add_linear_values(Pose& out, const Pose& add, size_t i, float alpha) {
     out.pos[i] = out.pos[i] + add.pos[i] * alpha;
     const vec3 s = add.scl[i];
@@ -55,7 +44,7 @@ void op_additive_values(Pose& out, const Pose& add, float alpha) {
     assert(out.size() == add.size());
     for (size_t i = 0; i < size_t(out.size()); ++i) {
         add_linear_values(out, add, i, alpha);
-        out.rot[i] = quat_mul(weighted_offset_value(add.rot[i], alpha), out.rot[i]);
+        out.rot[i] = quat_mul(quat_scale_path(quat_abs(add.rot[i]), alpha), out.rot[i]);
     }
 }
 
@@ -63,7 +52,7 @@ void op_additive_local_values(Pose& out, const Pose& add, float alpha) {
     assert(out.size() == add.size());
     for (size_t i = 0; i < size_t(out.size()); ++i) {
         add_linear_values(out, add, i, alpha);
-        out.rot[i] = quat_mul(out.rot[i], weighted_offset_value(add.rot[i], alpha));
+        out.rot[i] = quat_mul(out.rot[i], quat_scale_path(quat_abs(add.rot[i]), alpha));
     }
 }
 

@@ -46,26 +46,22 @@ void op_blend(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float al
     }
 }
 
-namespace {
-// exp(alpha log(path)) q for a unit path: one atan2 and one sincos (quat_slerp_shortest's log and
-// exp, fused).
-quat slerp_path(quat q, quat path, float alpha) {
-    const vec3 pv = quat_vec(path);
-    const float s = length(pv);
-    const float half = alpha * std::atan2(s, path.w);
-    float sh, ch;
-    sincosf(half, &sh, &ch);
-    // sin(alpha h) / s, with its limit alpha / w for a vanishing path.
-    const float k = s < 1e-20f ? (path.w != 0.0f ? alpha / path.w : 0.0f) : sh / s;
-    return quat_mul(quat{ch, pv.x * k, pv.y * k, pv.z * k}, q);
-}
-}  // namespace
-
 void op_blend_values(Pose& out, const Pose& lhs, const Pose& rhs, float alpha) {
     assert(out.size() == lhs.size() && lhs.size() == rhs.size());
     for (size_t i = blend_simd(out, lhs, rhs, alpha, 0.0f, false); i < size_t(lhs.size()); ++i) {
         out.pos[i] = lerp(lhs.pos[i], rhs.pos[i], alpha);
-        out.rot[i] = slerp_path(lhs.rot[i], quat_abs(quat_mul_inv(rhs.rot[i], lhs.rot[i])), alpha);
+        out.rot[i] = quat_slerp_shortest(lhs.rot[i], rhs.rot[i], alpha);
+        const vec3 sl = lhs.scl[i], sr = rhs.scl[i];
+        out.scl[i] = (sl.x == sr.x && sl.y == sr.y && sl.z == sr.z) ? sl : eerp(sl, sr, alpha);
+    }
+}
+
+void op_blend_via_values(Pose& out, const Pose& lhs, const Pose& rhs, std::span<quat> dirs, float alpha) {
+    assert(out.size() == lhs.size() && lhs.size() == rhs.size() && int(dirs.size()) == lhs.size());
+    for (size_t i = blend_simd(out, lhs, rhs, alpha, 0.0f, false, dirs.data()); i < size_t(lhs.size()); ++i) {
+        out.pos[i] = lerp(lhs.pos[i], rhs.pos[i], alpha);
+        dirs[i] = quat_via_path(lhs.rot[i], rhs.rot[i], dirs[i]);
+        out.rot[i] = quat_mul(quat_scale_path(dirs[i], alpha), lhs.rot[i]);
         const vec3 sl = lhs.scl[i], sr = rhs.scl[i];
         out.scl[i] = (sl.x == sr.x && sl.y == sr.y && sl.z == sr.z) ? sl : eerp(sl, sr, alpha);
     }

@@ -33,5 +33,7 @@ void op_blend_values(Pose& out, const Pose& lhs, const Pose& rhs, float alpha);
 // As op_blend, but rotations use quat_slerp_via with one remembered path per joint (`dirs`,
 // caller-owned, reset to identity when the blend starts), so no joint switches sides mid-blend.
 void op_blend_via(Pose& out, const Pose& lhs, const Pose& rhs, std::span<quat> dirs, float alpha, float alpha_vel);
+// The same values, velocities not computed (dirs updated as op_blend_via does).
+void op_blend_via_values(Pose& out, const Pose& lhs, const Pose& rhs, std::span<quat> dirs, float alpha);
 
 }  // namespace ks

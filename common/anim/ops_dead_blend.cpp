@@ -62,23 +62,7 @@ void op_dead_blending(Pose& out, Pose& extrapolated, std::span<quat> dirs, const
 void op_dead_blending_values(Pose& out, Pose& extrapolated, std::span<quat> dirs, const Pose& transition, const Pose& input,
                              float extrapolation_halflife, float blend_time, float blend_duration) {
     op_extrapolate_decayed_values(extrapolated, transition, blend_time, extrapolation_halflife);
-    const float alpha = smoothstep_blend_alpha(blend_time, blend_duration);
-    if (const SimdOps* simd = simd_ops()) {
-        const Pose& e = extrapolated;
-        const BlendBlockArgs a{e.pos.data(), input.pos.data(), e.vel.data(), input.vel.data(), e.ang.data(), input.ang.data(),
-                               e.scl.data(), input.scl.data(), e.svl.data(), input.svl.data(), e.rot.data(), input.rot.data(),
-                               alpha, 0.0f, out.pos.data(), out.vel.data(), out.rot.data(), out.ang.data(), out.scl.data(),
-                               out.svl.data(), dirs.data()};
-        simd_blend(*simd, a, size_t(input.size()), false);
-        return;
-    }
-    for (size_t i = 0; i < size_t(input.size()); ++i) {
-        out.pos[i] = lerp(extrapolated.pos[i], input.pos[i], alpha);
-        dirs[i] = quat_via_path(extrapolated.rot[i], input.rot[i], dirs[i]);
-        out.rot[i] = quat_mul(quat_exp(quat_log(dirs[i]) * alpha), extrapolated.rot[i]);
-        const vec3 sl = extrapolated.scl[i], sr = input.scl[i];
-        out.scl[i] = (sl.x == sr.x && sl.y == sr.y && sl.z == sr.z) ? sl : eerp(sl, sr, alpha);
-    }
+    op_blend_via_values(out, extrapolated, input, dirs, smoothstep_blend_alpha(blend_time, blend_duration));
 }
 
 }  // namespace ks

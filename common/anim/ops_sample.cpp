@@ -54,6 +54,17 @@ Segment locate(const Clip& clip, double time, Wrap wrap) {
     return s;
 }
 
+// The cubic Hermite basis at x in [0, 1], values and d/dx, for p0, m0, p1, m1 (tangents in "per
+// frame" units).
+struct HermiteBasis {
+    float h00, h10, h01, h11, d00, d10, d01, d11;
+};
+HermiteBasis hermite_basis(float x) {
+    const float x2 = x * x, x3 = x2 * x;
+    return {2 * x3 - 3 * x2 + 1, x3 - 2 * x2 + x, -2 * x3 + 3 * x2, x3 - x2,
+            6 * x2 - 6 * x,      3 * x2 - 4 * x + 1, -6 * x2 + 6 * x, 3 * x2 - 2 * x};
+}
+
 bool is_unit(vec3 s) { return s.x == 1.0f && s.y == 1.0f && s.z == 1.0f; }
 
 void hold_frame(Pose& out, const Clip& clip, int f) {
@@ -94,11 +105,7 @@ void sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) {
     assert(out.size() == clip.joints());
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);
-    const float x = s.x, x2 = x * x, x3 = x2 * x;
-    // Hermite basis (value and d/dx) for p0, m0, p1, m1 with tangents in "per frame" units.
-    const float h00 = 2 * x3 - 3 * x2 + 1, h10 = x3 - 2 * x2 + x, h01 = -2 * x3 + 3 * x2, h11 = x3 - x2;
-    [[maybe_unused]] const float d00 = 6 * x2 - 6 * x, d10 = 3 * x2 - 4 * x + 1, d01 = -6 * x2 + 6 * x,
-                                d11 = 3 * x2 - 2 * x;
+    [[maybe_unused]] const auto [h00, h10, h01, h11, d00, d10, d01, d11] = hermite_basis(s.x);
     [[maybe_unused]] const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
     for (int j = 0; j < clip.joints(); ++j) {
         const size_t o = size_t(j);
@@ -150,10 +157,7 @@ void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, 
     assert(out.size() == clip.joints() && cache.joints == clip.joints() && cache.frames == clip.frames);
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);
-    const float x = s.x, x2 = x * x, x3 = x2 * x;
-    const float h00 = 2 * x3 - 3 * x2 + 1, h10 = x3 - 2 * x2 + x, h01 = -2 * x3 + 3 * x2, h11 = x3 - x2;
-    [[maybe_unused]] const float d00 = 6 * x2 - 6 * x, d10 = 3 * x2 - 4 * x + 1, d01 = -6 * x2 + 6 * x,
-                                d11 = 3 * x2 - 2 * x;
+    [[maybe_unused]] const auto [h00, h10, h01, h11, d00, d10, d01, d11] = hermite_basis(s.x);
     [[maybe_unused]] const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
     // The cache row of the segment from frame a to the next one (a loop's last closes on frame 0);
     // -1 when the neighbour is the frame itself (a clamped end): a zero rotation vector.
@@ -208,13 +212,7 @@ void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, 
         if constexpr (kVelocities) {
             const vec3 dphi = d10 * w0 + d01 * u_01 + d11 * t1;
             float a, b;
-            if (t2 < 0.09f) {
-                a = 0.5f - t2 * (1.0f / 24.0f - t2 * (1.0f / 720.0f - t2 / 40320.0f));
-                b = 1.0f / 6.0f - t2 * (1.0f / 120.0f - t2 * (1.0f / 5040.0f - t2 / 362880.0f));
-            } else {
-                a = 2.0f * sh * sh / t2;
-                b = (theta - 2.0f * sh * ch) / (t2 * theta);
-            }
+            so3_left_jacobian_coeffs(t2, theta, sh, 2.0f * sh * ch, a, b);
             const vec3 qv = cross(phi, dphi);
             out.ang[o] = (dphi + a * qv + b * cross(phi, qv)) * inv_dt;
         }

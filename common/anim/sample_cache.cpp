@@ -5,20 +5,12 @@
 namespace ks {
 
 namespace {
-// c(u) of J_l(u)^-1 = I - [u]x / 2 + c [u]x^2, as so3_left_jacobian_inv_mul computes it.
-float jacobian_inv_c(vec3 u) {
-    const float t2 = dot(u, u);
-    if (t2 < 0.25f) return 1.0f / 12.0f + t2 * (1.0f / 720.0f + t2 * (1.0f / 30240.0f + t2 / 1209600.0f));
-    const float h = 0.5f * std::sqrt(t2);
-    return (1.0f - h * std::cos(h) / std::sin(h)) / t2;
-}
-
 void put(float* row, quat to, quat from) {
     const vec3 u = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(to, from)));
     row[0] = u.x;
     row[1] = u.y;
     row[2] = u.z;
-    row[3] = jacobian_inv_c(u);
+    row[3] = so3_left_jacobian_inv_coeff(dot(u, u));
 }
 }  // namespace
 

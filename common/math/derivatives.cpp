@@ -26,9 +26,8 @@ quat quat_slerp_path_kinematic(quat q, vec3 wq, vec3 wp, quat path, float a, flo
     const float k = s < 1e-20f ? (path.w != 0.0f ? 2.0f / path.w : 0.0f) : 2.0f * h / s;  // u = pv k
     const vec3 u = pv * k;
     const float t2u = 4.0f * h * h;
-    float c;  // J_l(u)^-1 = I - [u]x / 2 + c [u]x^2
-    if (t2u < 0.25f) c = 1.0f / 12.0f + t2u * (1.0f / 720.0f + t2u * (1.0f / 30240.0f + t2u / 1209600.0f));
-    else c = (1.0f - h * path.w / s) / t2u;
+    // J_l(u)^-1 = I - [u]x / 2 + c [u]x^2, with cot h = w / s from the path itself.
+    const float c = t2u < 0.25f ? so3_left_jacobian_inv_coeff(t2u) : (1.0f - h * path.w / s) / t2u;
     const vec3 w_path = wp - quat_mul_vec3(path, wq);  // angular velocity of p q^-1
     const vec3 uw = cross(u, w_path);
     const vec3 du = w_path - 0.5f * uw + c * cross(u, uw);
@@ -38,14 +37,8 @@ quat quat_slerp_path_kinematic(quat q, vec3 wq, vec3 wp, quat path, float a, flo
     sincosf(half, &sh, &ch);
     const float e = std::fabs(half) < 1e-4f ? 0.5f * (1.0f - half * half / 6.0f) : 0.5f * sh / half;  // sin(half) / (2 half)
     const quat rot_a{ch, phi.x * e, phi.y * e, phi.z * e};
-    float ja, jb;  // J_l(phi) = I + ja [phi]x + jb [phi]x^2
-    if (t2 < 0.09f) {
-        ja = 0.5f - t2 * (1.0f / 24.0f - t2 * (1.0f / 720.0f - t2 / 40320.0f));
-        jb = 1.0f / 6.0f - t2 * (1.0f / 120.0f - t2 * (1.0f / 5040.0f - t2 / 362880.0f));
-    } else {
-        ja = 2.0f * sh * sh / t2;
-        jb = (theta - 2.0f * (half < 0.0f ? -sh : sh) * ch) / (t2 * theta);  // sin theta = 2 sin|half| cos half
-    }
+    float ja, jb;  // sin theta = 2 sin|half| cos half
+    so3_left_jacobian_coeffs(t2, theta, sh, 2.0f * (half < 0.0f ? -sh : sh) * ch, ja, jb);
     const vec3 v = u * da + du * a;
     const vec3 pvv = cross(phi, v);
     w_out = v + ja * pvv + jb * cross(phi, pvv) + quat_mul_vec3(rot_a, wq);

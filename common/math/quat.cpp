@@ -24,10 +24,18 @@ quat quat_from_angle_axis(float angle, vec3 axis) {
     return {c, s * axis.x, s * axis.y, s * axis.z};
 }
 
-quat quat_slerp_shortest(quat q, quat p, float t) {
-    const vec3 u = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(p, q)));
-    return quat_mul(quat_from_scaled_angle_axis(u * t), q);
+quat quat_scale_path(quat path, float alpha) {
+    const vec3 v = quat_vec(path);
+    const float s = length(v);
+    const float half = alpha * std::atan2(s, path.w);
+    float sh, ch;
+    sincosf(half, &sh, &ch);
+    // sin(alpha h) / s, with its limit alpha / w for a vanishing path.
+    const float k = s < 1e-20f ? (path.w != 0.0f ? alpha / path.w : 0.0f) : sh / s;
+    return {ch, v.x * k, v.y * k, v.z * k};
 }
+
+quat quat_slerp_shortest(quat q, quat p, float t) { return quat_mul(quat_scale_path(quat_abs(quat_mul_inv(p, q)), t), q); }
 
 quat quat_nlerp_shortest(quat q, quat p, float t) {
     if (quat_dot(q, p) < 0.0f) p = -p;
@@ -54,32 +62,39 @@ quat quat_slerp_via(quat q, quat p, quat& dir, float t) {
 // J_l(phi) = I + a [phi]x + b [phi]x^2 and J_l(phi)^-1 = I - 1/2 [phi]x + c [phi]x^2. The closed
 // forms of b and c cancel catastrophically at small angles, so below a threshold their Taylor
 // series are used (truncation < 1e-10 there); above it float evaluation is accurate to ~1e-6.
-vec3 so3_left_jacobian_mul(vec3 phi, vec3 v) {
-    const float t2 = dot(phi, phi);
-    float a, b;
+void so3_left_jacobian_coeffs(float t2, float theta, float sin_half, float sin_theta, float& a, float& b) {
     if (t2 < 0.09f) {  // theta < 0.3
         a = 0.5f - t2 * (1.0f / 24.0f - t2 * (1.0f / 720.0f - t2 / 40320.0f));
         b = 1.0f / 6.0f - t2 * (1.0f / 120.0f - t2 * (1.0f / 5040.0f - t2 / 362880.0f));
+        return;
+    }
+    a = 2.0f * sin_half * sin_half / t2;  // (1 - cos theta) / theta^2
+    b = (theta - sin_theta) / (t2 * theta);
+}
+
+vec3 so3_left_jacobian_mul(vec3 phi, vec3 v) {
+    const float t2 = dot(phi, phi);
+    float a, b;
+    if (t2 < 0.09f) {
+        so3_left_jacobian_coeffs(t2, 0.0f, 0.0f, 0.0f, a, b);
     } else {
         const float theta = std::sqrt(t2);
-        const float sh = std::sin(0.5f * theta);
-        a = 2.0f * sh * sh / t2;  // (1 - cos theta) / theta^2
-        b = (theta - std::sin(theta)) / (t2 * theta);
+        so3_left_jacobian_coeffs(t2, theta, std::sin(0.5f * theta), std::sin(theta), a, b);
     }
     const vec3 pv = cross(phi, v);
     return v + a * pv + b * cross(phi, pv);
 }
 
+float so3_left_jacobian_inv_coeff(float t2) {
+    if (t2 < 0.25f)  // theta < 0.5
+        return 1.0f / 12.0f + t2 * (1.0f / 720.0f + t2 * (1.0f / 30240.0f + t2 / 1209600.0f));
+    // (1 - (theta/2) cot(theta/2)) / theta^2; singular only at theta = 2 pi.
+    const float h = 0.5f * std::sqrt(t2);
+    return (1.0f - h * std::cos(h) / std::sin(h)) / t2;
+}
+
 vec3 so3_left_jacobian_inv_mul(vec3 phi, vec3 v) {
-    const float t2 = dot(phi, phi);
-    float c;
-    if (t2 < 0.25f) {  // theta < 0.5
-        c = 1.0f / 12.0f + t2 * (1.0f / 720.0f + t2 * (1.0f / 30240.0f + t2 / 1209600.0f));
-    } else {
-        // (1 - (theta/2) cot(theta/2)) / theta^2; singular only at theta = 2 pi.
-        const float h = 0.5f * std::sqrt(t2);
-        c = (1.0f - h * std::cos(h) / std::sin(h)) / t2;
-    }
+    const float c = so3_left_jacobian_inv_coeff(dot(phi, phi));
     const vec3 pv = cross(phi, v);
     return v - 0.5f * pv + c * cross(phi, pv);
 }

@@ -85,6 +85,13 @@ quat quat_via_path(quat q, quat p, quat dir);
 // give exact angular velocities instead of the published weighted sums.
 vec3 so3_left_jacobian_mul(vec3 phi, vec3 v);
 vec3 so3_left_jacobian_inv_mul(vec3 phi, vec3 v);
+// Their coefficients, for callers that fuse them with other work: J_l(phi) = I + a [phi]x +
+// b [phi]x^2 from t2 = |phi|^2 and, at theta = |phi| >= 0.3 (Taylor series below), theta,
+// sin(theta / 2) and sin(theta) the caller already has; J_l(phi)^-1 = I - [phi]x / 2 + c [phi]x^2.
+void so3_left_jacobian_coeffs(float t2, float theta, float sin_half, float sin_theta, float& a, float& b);
+float so3_left_jacobian_inv_coeff(float t2);
+// exp(alpha log(path)) of a unit quaternion: one atan2 and one sincos.
+quat quat_scale_path(quat path, float alpha);
 
 // Rotation from intrinsic Euler channels as BVH lists them, e.g. order "ZYX" means Rz * Ry * Rx.
 // angles in radians, given per axis letter in the order string.
