@@ -55,14 +55,15 @@ Segment locate(const Clip& clip, double time, Wrap wrap) {
 }
 
 // The cubic Hermite basis at x in [0, 1], values and d/dx, for p0, m0, p1, m1 (tangents in "per
-// frame" units).
+// frame" units). d/dx of p0's weight is -d01: derivatives use (p1 - p0) d01, which does not
+// cancel large positions against each other (and so rounds alike with and without FMA).
 struct HermiteBasis {
-    float h00, h10, h01, h11, d00, d10, d01, d11;
+    float h00, h10, h01, h11, d10, d01, d11;
 };
 HermiteBasis hermite_basis(float x) {
     const float x2 = x * x, x3 = x2 * x;
     return {2 * x3 - 3 * x2 + 1, x3 - 2 * x2 + x, -2 * x3 + 3 * x2, x3 - x2,
-            6 * x2 - 6 * x,      3 * x2 - 4 * x + 1, -6 * x2 + 6 * x, 3 * x2 - 2 * x};
+            3 * x2 - 4 * x + 1,  -6 * x2 + 6 * x,    3 * x2 - 2 * x};
 }
 
 bool is_unit(vec3 s) { return s.x == 1.0f && s.y == 1.0f && s.z == 1.0f; }
@@ -105,7 +106,7 @@ void sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) {
     assert(out.size() == clip.joints());
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);
-    [[maybe_unused]] const auto [h00, h10, h01, h11, d00, d10, d01, d11] = hermite_basis(s.x);
+    [[maybe_unused]] const auto [h00, h10, h01, h11, d10, d01, d11] = hermite_basis(s.x);
     [[maybe_unused]] const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
     for (int j = 0; j < clip.joints(); ++j) {
         const size_t o = size_t(j);
@@ -113,7 +114,7 @@ void sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) {
         const vec3 pm = clip.pos(s.km1, j), p0 = clip.pos(s.k0, j), p1 = clip.pos(s.k1, j), p2 = clip.pos(s.k2, j);
         const vec3 m0 = (p1 - pm) / s.den0, m1 = (p2 - p0) / s.den1;
         out.pos[o] = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1;
-        if constexpr (kVelocities) out.vel[o] = (d00 * p0 + d10 * m0 + d01 * p1 + d11 * m1) * inv_dt;
+        if constexpr (kVelocities) out.vel[o] = ((p1 - p0) * d01 + d10 * m0 + d11 * m1) * inv_dt;
 
         // Rotations: keyframe angular velocities (per frame) from neighbouring rotation vectors.
         const quat rm = clip.rot(s.km1, j), r0 = clip.rot(s.k0, j), r1 = clip.rot(s.k1, j), r2 = clip.rot(s.k2, j);
@@ -141,7 +142,7 @@ void sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) {
         const vec3 lm = log(sm), l0 = log(s0), l1 = log(s1), l2 = log(s2);
         const vec3 n0 = (l1 - lm) / s.den0, n1 = (l2 - l0) / s.den1;
         out.scl[o] = exp(h00 * l0 + h10 * n0 + h01 * l1 + h11 * n1);
-        if constexpr (kVelocities) out.svl[o] = (d00 * l0 + d10 * n0 + d01 * l1 + d11 * n1) * inv_dt;
+        if constexpr (kVelocities) out.svl[o] = ((l1 - l0) * d01 + d10 * n0 + d11 * n1) * inv_dt;
     }
 }
 
@@ -157,7 +158,7 @@ void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, 
     assert(out.size() == clip.joints() && cache.joints == clip.joints() && cache.frames == clip.frames);
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);
-    [[maybe_unused]] const auto [h00, h10, h01, h11, d00, d10, d01, d11] = hermite_basis(s.x);
+    [[maybe_unused]] const auto [h00, h10, h01, h11, d10, d01, d11] = hermite_basis(s.x);
     [[maybe_unused]] const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
     // The cache row of the segment from frame a to the next one (a loop's last closes on frame 0);
     // -1 when the neighbour is the frame itself (a clamped end): a zero rotation vector.
@@ -178,11 +179,10 @@ void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, 
                          r_12 < 0 ? nullptr : cache.segment(r_12, 0),
                          logs ? &cache.log_scl[size_t(s.km1) * nj] : nullptr, logs ? &cache.log_scl[size_t(s.k0) * nj] : nullptr,
                          logs ? &cache.log_scl[size_t(s.k1) * nj] : nullptr, logs ? &cache.log_scl[size_t(s.k2) * nj] : nullptr,
-                         cache.scaled.data(), {h00, h10, h01, h11}, {0, 0, 0, 0}, inv_den0, inv_den1, 0.0f,
+                         cache.scaled.data(), {h00, h10, h01, h11}, {0, 0, 0}, inv_den0, inv_den1,
                          out.pos.data(), out.vel.data(), out.rot.data(), out.ang.data(), out.scl.data(), out.svl.data()};
         if constexpr (kVelocities) {
-            a.d[0] = d00, a.d[1] = d10, a.d[2] = d01, a.d[3] = d11;
-            a.inv_dt = inv_dt;
+            a.d[0] = d10 * inv_dt, a.d[1] = d01 * inv_dt, a.d[2] = d11 * inv_dt;  // J_l is linear: scaled once here
         }
         simd_sample_cubic(*simd, a, nj, kVelocities);
         return;
@@ -191,7 +191,7 @@ void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, 
         const vec3 pm = pos_m[o], p0 = pos_0[o], p1 = pos_1[o], p2 = pos_2[o];
         const vec3 m0 = (p1 - pm) * inv_den0, m1 = (p2 - p0) * inv_den1;
         out.pos[o] = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1;
-        if constexpr (kVelocities) out.vel[o] = (d00 * p0 + d10 * m0 + d01 * p1 + d11 * m1) * inv_dt;
+        if constexpr (kVelocities) out.vel[o] = ((p1 - p0) * d01 + d10 * m0 + d11 * m1) * inv_dt;
 
         u_rows[0] = r_m0 < 0 ? zero : cache.segment(r_m0, int(o));
         u_rows[1] = r_01 < 0 ? zero : cache.segment(r_01, int(o));
@@ -226,7 +226,7 @@ void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, 
                    l1 = cache.log_scl[size_t(s.k1) * nj + o], l2 = cache.log_scl[size_t(s.k2) * nj + o];
         const vec3 n0 = (l1 - lm) * inv_den0, n1 = (l2 - l0) * inv_den1;
         out.scl[o] = exp(h00 * l0 + h10 * n0 + h01 * l1 + h11 * n1);
-        if constexpr (kVelocities) out.svl[o] = (d00 * l0 + d10 * n0 + d01 * l1 + d11 * n1) * inv_dt;
+        if constexpr (kVelocities) out.svl[o] = ((l1 - l0) * d01 + d10 * n0 + d11 * n1) * inv_dt;
     }
 }
 

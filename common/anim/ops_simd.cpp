@@ -16,7 +16,7 @@ bool cpu_has(SimdLevel l) {
         case SimdLevel::Scalar: return true;
 #if defined(__x86_64__) || defined(__i386__)
         case SimdLevel::SSE2: return simd_ops_sse2() != nullptr;
-        case SimdLevel::AVX2: return simd_ops_avx2() != nullptr && __builtin_cpu_supports("avx2");
+        case SimdLevel::AVX2: return simd_ops_avx2() != nullptr && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
         default: return false;
 #endif

@@ -26,7 +26,7 @@ struct CubicBlockArgs {
     const float *row_m0, *row_01, *row_12;  // SampleCache rows for joint 0 (nullptr: zero rotation vectors)
     const vec3 *ls_m, *ls_0, *ls_1, *ls_2;  // log scales (only read for blocks with a scaled joint)
     const uint8_t* scaled;
-    float h[4], d[4], inv_den0, inv_den1, inv_dt;
+    float h[4], d[3], inv_den0, inv_den1;  // d: the basis derivatives over frame_dt (rates per second)
     vec3 *out_pos, *out_vel;
     quat* out_rot;
     vec3 *out_ang, *out_scl, *out_svl;

@@ -137,6 +137,19 @@ inline void storeq<F8>(quat* p, Q<F8> q) {
 }
 #endif
 
+// Whether V::N packed vec3s are all zero (+0 or -0; the bits ORed, no shuffles), and their zeroing.
+template <class V>
+inline bool all_zero3(const vec3* p) {
+    const float* f = &p->x;
+    const V bits = V::load(f) | V::load(f + V::N) | V::load(f + 2 * V::N);
+    return !any(bits != V(0.0f));
+}
+template <class V>
+inline void zero3(vec3* p) {
+    float* f = &p->x;
+    for (int k = 0; k < 3; ++k) V(0.0f).store(f + k * V::N);
+}
+
 // Cache rows (x, y, z, c per joint, consecutive joints); nullptr: zeros (and c = 1/12).
 template <class V>
 inline void load_rows(const float* rows, V3<V>& u, V& c) {
@@ -151,38 +164,58 @@ inline void load_rows(const float* rows, V3<V>& u, V& c) {
     c = V::load(cc);
 }
 
-// exp(phi / 2) (a rotation by |phi|) and, when wanted, J_l(phi) v, sharing one sincos.
+// exp(phi / 2) (a rotation by |phi| = theta, t2 = theta^2) and, when wanted, the coefficients of
+// J_l(phi) = I + a [phi]x + b [phi]x^2, sharing one sincos and one division.
 template <class V, bool kJacobian>
-inline Q<V> exp_and_jacobian(V3<V> phi, V3<V> v, V3<V>& jv) {
-    const V t2 = dot(phi, phi);
-    const V theta = sqrt(t2), half = V(0.5f) * theta;
+inline Q<V> exp_and_coeffs(V3<V> phi, V t2, V theta, V& a, V& b) {
+    const V half = V(0.5f) * theta;
     V sh, ch;
     sincos(half, sh, ch);
     const V small = half < V(1e-4f);
-    const V k = select(small, V(0.5f) * (V(1.0f) - half * half * V(1.0f / 6.0f)), sh / select(small, V(1.0f), theta));
+    const V taylor_k = V(0.5f) * (V(1.0f) - half * half * V(1.0f / 6.0f));
+    // The same k with and without the Jacobian: the values-only path gives the same values.
+    const V inv = V(1.0f) / select(small, V(1.0f), theta);
+    const V k = select(small, taylor_k, sh * inv);
     if constexpr (kJacobian) {
-        const V taylor = t2 < V(0.09f);
-        const V ta = V(0.5f) - t2 * (V(1.0f / 24.0f) - t2 * (V(1.0f / 720.0f) - t2 * V(1.0f / 40320.0f)));
-        const V tb = V(1.0f / 6.0f) - t2 * (V(1.0f / 120.0f) - t2 * (V(1.0f / 5040.0f) - t2 * V(1.0f / 362880.0f)));
-        const V safe_t2 = select(taylor, V(1.0f), t2);
-        const V ca = V(2.0f) * sh * sh / safe_t2;
-        const V cb = (theta - V(2.0f) * sh * ch) / (safe_t2 * select(taylor, V(1.0f), theta));
-        const V a = select(taylor, ta, ca), b = select(taylor, tb, cb);
+        // Series below theta = 0.3, where the closed forms cancel; a clip's per-frame rotations
+        // mostly are, so the closed forms are skipped when no lane needs them.
+        a = V(0.5f) - t2 * (V(1.0f / 24.0f) - t2 * (V(1.0f / 720.0f) - t2 * V(1.0f / 40320.0f)));
+        b = V(1.0f / 6.0f) - t2 * (V(1.0f / 120.0f) - t2 * (V(1.0f / 5040.0f) - t2 * V(1.0f / 362880.0f)));
+        const V wide = V(0.09f) < t2;
+        if (any(wide)) {
+            const V inv2 = inv * inv;
+            a = select(wide, V(2.0f) * sh * sh * inv2, a);
+            b = select(wide, (theta - V(2.0f) * sh * ch) * inv2 * inv, b);
+        }
+    }
+    return {ch, phi.x * k, phi.y * k, phi.z * k};
+}
+// exp(phi / 2) and, when wanted, J_l(phi) v.
+template <class V, bool kJacobian>
+inline Q<V> exp_and_jacobian(V3<V> phi, V t2, V theta, V3<V> v, V3<V>& jv) {
+    V a, b;
+    const Q<V> e = exp_and_coeffs<V, kJacobian>(phi, t2, theta, a, b);
+    if constexpr (kJacobian) {
         const V3<V> pv = cross(phi, v);
         jv = v + pv * a + cross(phi, pv) * b;
     }
-    return {ch, phi.x * k, phi.y * k, phi.z * k};
+    return e;
+}
+template <class V, bool kJacobian>
+inline Q<V> exp_and_jacobian(V3<V> phi, V3<V> v, V3<V>& jv) {
+    const V t2 = dot(phi, phi);
+    return exp_and_jacobian<V, kJacobian>(phi, t2, sqrt(t2), v, jv);
 }
 
 template <class V, bool kVelocities>
 void sample_cubic_block(const CubicBlockArgs& a, size_t j) {
     const V h00(a.h[0]), h10(a.h[1]), h01(a.h[2]), h11(a.h[3]);
-    const V d00(a.d[0]), d10(a.d[1]), d01(a.d[2]), d11(a.d[3]);
-    const V inv_den0(a.inv_den0), inv_den1(a.inv_den1), inv_dt(a.inv_dt);
+    const V d10(a.d[0]), d01(a.d[1]), d11(a.d[2]);
+    const V inv_den0(a.inv_den0), inv_den1(a.inv_den1);
     const V3<V> pm = load3<V>(a.pos_m + j), p0 = load3<V>(a.pos_0 + j), p1 = load3<V>(a.pos_1 + j), p2 = load3<V>(a.pos_2 + j);
     const V3<V> m0 = (p1 - pm) * inv_den0, m1 = (p2 - p0) * inv_den1;
     store3<V>(a.out_pos + j, p0 * h00 + m0 * h10 + p1 * h01 + m1 * h11);
-    if constexpr (kVelocities) store3<V>(a.out_vel + j, (p0 * d00 + m0 * d10 + p1 * d01 + m1 * d11) * inv_dt);
+    if constexpr (kVelocities) store3<V>(a.out_vel + j, (p1 - p0) * d01 + m0 * d10 + m1 * d11);
 
     V3<V> u_m0, u_01, u_12;
     V c_m0, c_01, c_12;
@@ -197,7 +230,7 @@ void sample_cubic_block(const CubicBlockArgs& a, size_t j) {
     const V3<V> dphi = w0 * d10 + u_01 * d01 + t1 * d11;
     const Q<V> e = exp_and_jacobian<V, kVelocities>(phi, dphi, ang);
     storeq<V>(a.out_rot + j, qmul(e, loadq<V>(a.rot_0 + j)));
-    if constexpr (kVelocities) store3<V>(a.out_ang + j, ang * inv_dt);
+    if constexpr (kVelocities) store3<V>(a.out_ang + j, ang);
 
     bool scaled = false;
     for (int k = 0; k < V::N; ++k) scaled = scaled || a.scaled[j + size_t(k)];
@@ -212,7 +245,7 @@ void sample_cubic_block(const CubicBlockArgs& a, size_t j) {
     const V3<V> n0 = (l1 - lm) * inv_den0, n1 = (l2 - l0) * inv_den1;
     const V3<V> l = l0 * h00 + n0 * h10 + l1 * h01 + n1 * h11;
     store3<V>(a.out_scl + j, V3<V>{exp(l.x), exp(l.y), exp(l.z)});
-    if constexpr (kVelocities) store3<V>(a.out_svl + j, (l0 * d00 + n0 * d10 + l1 * d01 + n1 * d11) * inv_dt);
+    if constexpr (kVelocities) store3<V>(a.out_svl + j, (l1 - l0) * d01 + n0 * d10 + n1 * d11);
 }
 
 // op_blend over a block: linear parts, eerp scales, and the fused slerp kinematics.
@@ -259,24 +292,35 @@ void blend_block(const BlendBlockArgs& a, size_t j) {
     } else {
         const V3<V> vl = load3<V>(a.l_vel + j), vr = load3<V>(a.r_vel + j);
         store3<V>(a.out_vel + j, vl + (vr - vl) * al + (pr - pl) * da);
-        V3<V> svl = load3<V>(a.l_svl + j);
-        svl = svl + (load3<V>(a.r_svl + j) - svl) * al;
-        svl = svl + V3<V>{(lr.x - ls.x) & differ, (lr.y - ls.y) & differ, (lr.z - ls.z) & differ} * da;
-        store3<V>(a.out_svl + j, svl);
+        // Constant scales on both sides (the common case) blend to zero scale velocities.
+        if (!any(differ) && all_zero3<V>(a.l_svl + j) && all_zero3<V>(a.r_svl + j)) {
+            zero3<V>(a.out_svl + j);
+        } else {
+            V3<V> svl = load3<V>(a.l_svl + j);
+            svl = svl + (load3<V>(a.r_svl + j) - svl) * al;
+            svl = svl + V3<V>{(lr.x - ls.x) & differ, (lr.y - ls.y) & differ, (lr.z - ls.z) & differ} * da;
+            store3<V>(a.out_svl + j, svl);
+        }
         const V3<V> wq = load3<V>(a.l_ang + j), wp = load3<V>(a.r_ang + j);
+        // u = log(path) as a rotation vector, |u| = 2h; k = 2h / s, its limit 2 / w for a vanishing path.
         const V k = select(tiny, V(2.0f) / path.w, V(2.0f) * h / select(tiny, one, s));
         const V3<V> u = pv * k;
         const V t2u = V(4.0f) * h * h;
         const V taylor = t2u < V(0.25f);
         const V c = select(taylor, V(1.0f / 12.0f) + t2u * (V(1.0f / 720.0f) + t2u * (V(1.0f / 30240.0f) + t2u * V(1.0f / 1209600.0f))),
-                           (one - h * path.w / select(tiny, one, s)) / select(taylor, one, t2u));
-        const V3<V> w_path = wp - qrot(path, wq);
-        const V3<V> uw = cross(u, w_path);
-        const V3<V> du = w_path - uw * V(0.5f) + cross(u, uw) * c;
+                           (one - V(0.5f) * k * path.w) / select(taylor, one, t2u));
+        const V3<V> w_path = wp - qrot(path, wq);  // = J_l(u) du/dt
         const V3<V> phi = u * al;
-        const V3<V> v = u * da + du * al;
-        V3<V> jv;
-        const Q<V> rot_a = exp_and_jacobian<V, true>(phi, v, jv);
+        const V theta = V(2.0f) * h * abs(al);  // |phi| = |alpha| |u|, no square root needed
+        V ca, cb;
+        const Q<V> rot_a = exp_and_coeffs<V, true>(phi, theta * theta, theta, ca, cb);
+        // ang = J_l(alpha u) (alpha' u + alpha du/dt) + R_a wq, and J_l(alpha u) u = u. The product
+        // J_l(alpha u) J_l^-1(u) of two series in U = [u]x (U^3 = -|u|^2 U) is I + m1 U + m2 U^2.
+        const V p1 = al * ca, q1 = al * al * cb;
+        const V m1 = p1 - V(0.5f) - t2u * (p1 * c - V(0.5f) * q1);
+        const V m2 = q1 + c - V(0.5f) * p1 - t2u * q1 * c;
+        const V3<V> uw = cross(u, w_path);
+        const V3<V> jv = u * da + (w_path + uw * m1 + cross(u, uw) * m2) * al;
         store3<V>(a.out_ang + j, jv + qrot(rot_a, wq));
         storeq<V>(a.out_rot + j, qmul(rot_a, ql));
     }
