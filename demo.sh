@@ -2,7 +2,8 @@
 # The one-command demo: set up and build, start a headless server (built-in motion, or the BVH
 # files/folders given as arguments), connect three test clients through a simulated broadband
 # link for 20 s while the server records, then replay the recording for every strategy under
-# every network profile and print the fidelity tables.
+# every network profile and print the fidelity tables, and write a 3D viewer of the replay under
+# broadband (demo-output/viewer/index.html: the truth beside every strategy).
 #   ./demo.sh                      built-in motion
 #   ./demo.sh ../shared/mocap      the shared CMU clips (or any BVH files/folders)
 #   ./demo.sh --no-setup ...       skip apt-get (packages already installed)
@@ -44,3 +45,8 @@ echo "== replay: every strategy under every profile, 30 Hz snapshots =="
 ./build/kinesync-replay "$out/session.ksrec" --profile all --snapshot-hz 30 --json "$out/fidelity.json" --svg "$out/fidelity.svg" \
     --sweep "$out/frontier.svg"
 echo "client report: $out/clients.json"
+echo
+echo "== the 3D viewer: truth and every strategy under broadband =="
+./build/kinesync-replay "$out/session.ksrec" --profile broadband --snapshot-hz 30 --view "$out/viewer" --json "$out/viewer.json" \
+    --quiet | grep -A1 '^viewer:'
+echo "open the viewer:  xdg-open $out/viewer/index.html   (or: python3 -m http.server -d $out/viewer 8000, then http://localhost:8000)"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package kinesync needs to build, test and benchmark.
+# Installs every Debian package kinesync needs to build, test and benchmark (and the replay
+# viewer: three.js from libjs-three, Chromium for its browser test).
 # Safe to run again. Uses sudo when not root.
 set -euo pipefail
 SUDO=""
@@ -10,4 +11,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config clang \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libasio-dev flatbuffers-compiler libflatbuffers-dev \
-  libspdlog-dev libfmt-dev libcli11-dev libzstd-dev libsodium-dev
+  libspdlog-dev libfmt-dev libcli11-dev libzstd-dev libsodium-dev zlib1g-dev \
+  libjs-three chromium fonts-dejavu-core

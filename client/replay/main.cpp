@@ -3,12 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <unistd.h>
 
 #include "client/tool/cli_options.h"
 #include "client/replay/replay.h"
 #include "client/replay/sweep.h"
+#include "client/replay/view_meta.h"
 #include "common/io/svg.h"
 #include "common/metrics/report.h"
 #include "common/cli/cli_common.h"
@@ -65,6 +67,15 @@ int main(int argc, char** argv) {
     app.add_option("--sweep", sweep, "also run each strategy over a grid of its settings and plot the "
                                      "accuracy-smoothness frontier here (SVG; one panel per profile)");
     app.add_flag("--quiet", quiet, "no progress on stderr");
+    std::string view_dir;
+    double view_from = 0, view_span = 120;
+    app.add_option("--view", view_dir,
+                   "write a 3D viewer of the replay here (index.html; docs/VIEWER.md): the truth and every strategy per render "
+                   "frame, under the first profile");
+    app.add_option("--view-from", view_from, "the viewer starts this many seconds into the recording")->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--view-span", view_span, "and holds at most this many seconds (about 40 MB of memory a minute for 6 characters)")
+        ->capture_default_str()->check(CLI::PositiveNumber);
     ReconstructConfig& rc = cfg.reconstruct;
     app.add_option("--interp-delay", rc.interp_delay_s, "interp/hermite display delay, s")->capture_default_str();
     app.add_option("--extrap-cap", rc.extrap_cap_s, "constant-velocity extrapolation limit, s")->capture_default_str();
@@ -136,8 +147,19 @@ int main(int argc, char** argv) {
                 if (f >= 1.0) std::fprintf(stderr, "\r\033[K");
             };
         cfg.variants.clear();
+        std::unique_ptr<ViewCapture> view;
+        if (!view_dir.empty() && pi == 0) {
+            std::vector<std::string> streams{"truth"};
+            for (Strategy s : cfg.strategies) streams.push_back(strategy_name(s));
+            std::vector<int> joints;
+            for (const auto& c : rec.header.characters) joints.push_back(rec.header.skeletons[c.skeleton].size());
+            const double start = double(rec.first_tick) / double(rec.header.tick_hz);
+            view = std::make_unique<ViewCapture>(streams, joints, start + view_from, view_span);
+        }
+        cfg.view = view.get();
         ReplayResult r;
         if (!replay_or_report(rec, cfg, r)) return 1;
+        cfg.view = nullptr;
         const ReportHeader hdr = header_of(recording, cfg);
         std::vector<StrategyReport> reports;
         for (const ReplayStrategyResult& s : r.strategies) reports.push_back({strategy_name(s.strategy), s.result, s.series});
@@ -162,7 +184,24 @@ int main(int argc, char** argv) {
         }
         std::printf("\n");
         std::fflush(stdout);
-        json_all += fidelity_json(hdr, reports);
+        std::string report = fidelity_json(hdr, reports);
+        if (view) {
+            report.insert(report.rfind("\n}"), view_roots_json(*view));  // a last member of the report's object
+            try {
+                ViewFiles files{view_meta_json(rec, cfg, r, *view), default_three_dir()};
+                const size_t bytes = write_viewer(view_dir, *view, files);
+                const double seconds = double(view->frames()) / cfg.render_hz;
+                std::printf("viewer: %s/index.html (%zu frames, %.1f s; replay.ksview %.2f MB, %.2f MB per minute)%s\n"
+                            "  open it: xdg-open %s/index.html, or python3 -m http.server -d %s and http://localhost:8000\n",
+                            view_dir.c_str(), view->frames(), seconds, double(bytes) / 1e6,
+                            seconds > 0 ? double(bytes) / 1e6 * 60.0 / seconds : 0.0,
+                            view->clipped() ? " (--view-span reached: later frames left out)" : "", view_dir.c_str(), view_dir.c_str());
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "kinesync-replay: %s\n", e.what());
+                return 1;
+            }
+        }
+        json_all += report;
         if (profiles.size() > 1) json_all += pi + 1 < profiles.size() ? ",\n" : "\n]\n";
         if (!svg.empty()) {
             TimelineMarks marks{r.epoch_times_s, r.blackout_spans_s, {}, {}};

@@ -186,6 +186,7 @@ struct Evaluation {
     Pose g;
     std::vector<vec3> truth_pos, truth_delayed, shown_pos;
     std::vector<quat> truth_rot, shown_rot;
+    ViewCapture* view = nullptr;
 };
 
 // The characters nearest to the viewpoint by their root's mean distance over the recording, its
@@ -234,6 +235,7 @@ void setup_evaluation(Evaluation& ev, const ReplayConfig& cfg, const RecordingHe
             ev.variants.back().strategy = st;
         }
     ev.recon.resize(ev.variants.size());
+    ev.view = cfg.view;
     FidelityConfig fc;
     fc.render_hz = cfg.render_hz;
     for (size_t k = 0; k < ev.variants.size(); ++k) ev.acc.emplace_back(fc);
@@ -367,6 +369,7 @@ bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPa
         scene.lookup, decoded);
     if (e != SnapshotError::None) return false;
     c.received.on_received(p.sequence);
+    if (ev.view) ev.view->add_snapshot(double(m.tick) / scene.tick_hz, arrival);
     for (const DecodedCharacter& dc : decoded) {
         const uint16_t sk = scene.skeleton_of[dc.id];
         Pose pose(h.skeletons[sk].size());
@@ -424,13 +427,16 @@ void render_and_measure(Evaluation& ev, Client& c, Scene& scene, double t, doubl
     ++ev.clock_err_n;
     const double truth_tick = t * tick_hz;
     const uint32_t tick_now = uint32_t(std::lround(truth_tick));
-    for (const auto& ch : h.characters) {
+    const bool view = ev.view && ev.view->begin_frame(t);
+    for (size_t ci = 0; ci < h.characters.size(); ++ci) {
+        const auto& ch = h.characters[ci];
         const RecordedCharacter* tc = scene.truth.at(tick_now, ch.id);
         if (!tc) continue;
         const Skeleton& sk = h.skeletons[ch.skeleton];
         const float m = h.metres_per_unit[ch.skeleton];
         ev.g.resize(sk.size());
         globals(sk, m, tc->pose, ev.g, ev.truth_pos, ev.truth_rot);
+        if (view) ev.view->add(0, ci, ev.truth_pos, ev.truth_rot, 0.0f);
         for (size_t k = 0; k < ev.variants.size(); ++k) {
             CharacterReconstructor& r = *ev.recon[k][ch.id];
             if (!r.ready()) continue;
@@ -441,6 +447,11 @@ void render_and_measure(Evaluation& ev, Client& c, Scene& scene, double t, doubl
             if (td) globals(sk, m, td->pose, ev.g, ev.truth_delayed, unused);
             else ev.truth_delayed = ev.truth_pos;
             globals(sk, m, shown, ev.g, ev.shown_pos, ev.shown_rot);
+            if (view) {
+                double sum = 0;
+                for (size_t j = 0; j < ev.shown_pos.size(); ++j) sum += double(length(ev.shown_pos[j] - ev.truth_pos[j]));
+                ev.view->add(k + 1, ci, ev.shown_pos, ev.shown_rot, float(100.0 * sum / double(std::max<size_t>(1, ev.shown_pos.size()))));
+            }
             const FidelityFrame frame{t, ev.truth_pos, ev.truth_delayed, ev.shown_pos, ev.truth_rot, ev.shown_rot, d, int(r.shown_epoch())};
             ev.acc[k].add_frame(ch.id, frame);
             if (!ev.acc_near.empty()) (scene.near.count(ch.id) ? ev.acc_near : ev.acc_rest)[k].add_frame(ch.id, frame);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "client/reconstruct.h"
+#include "client/replay/view_capture.h"
 #include "common/metrics/fidelity.h"
 #include "common/netsim/netsim.h"
 #include "common/record/recording.h"
@@ -44,6 +45,9 @@ struct ReplayConfig {
     int crowd_near = 8;
     bool only_near = false;  // stream only those nearest (what they get with the crowd away)
     int far_hold_depth = 1;  // level of detail of the others: joints deeper are not sent (-1: all)
+    // When set, every render frame's truth and shown poses (and the snapshots' arrivals) are
+    // recorded here for the viewer (--view); streams: "truth", then the variants in order.
+    ViewCapture* view = nullptr;
 };
 
 struct CrowdResult {
