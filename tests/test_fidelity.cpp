@@ -204,6 +204,18 @@ TEST(Fidelity, SnapsOfThreeCentimetresArePopsAndOfOneAreNot) {
     EXPECT_EQ(pops_for(0.01f, kJoints), 0);
 }
 
+TEST(Fidelity, EachPopNamesItsCharacter) {
+    // Character 7 snaps 3 cm at frame 50, character 2 is shown faithfully: both pops are 7's,
+    // at the times of frames 50 and 51 (what the viewer marks for the selected character).
+    FidelityAccumulator a;
+    run(a, 2, 120, walking, [](int, double, const std::vector<vec3>& g) { return g; });
+    run(a, 7, 120, walking, [](int i, double, const std::vector<vec3>& g) { return i >= 50 ? offset_all(g, vec3(0.03f, 0, 0)) : g; });
+    ASSERT_EQ(a.pop_times().size(), 2u);
+    ASSERT_EQ(a.pop_characters(), (std::vector<int>{7, 7}));
+    EXPECT_NEAR(a.pop_times()[0], 50 / kHz, 1e-9);
+    EXPECT_NEAR(a.pop_times()[1], 51 / kHz, 1e-9);
+}
+
 TEST(Fidelity, JumpWindowsCoverTheTruthsJumpAndTheDisplaysRenditionOnly) {
     // A reset at frame 50: the truth jumps by 3 m; the news arrives at frame 53, when the display
     // (which knows of it then) switches. Blackout: frames 50-52. Left out of pops and accel: frames

@@ -473,7 +473,8 @@ void collect_results(ReplayResult& out, Evaluation& ev, const Server& s, const N
     for (size_t k = 0; k < ev.variants.size(); ++k) {
         ev.acc[k].add_bytes(s.bytes_down, seconds);
         ev.acc[k].add_joint_bits(double(st.joint_bits), double(st.joints));
-        out.strategies.push_back({ev.variants[k].strategy, ev.variants[k], ev.acc[k].result(), ev.acc[k].error_series(), ev.acc[k].pop_times(), {}});
+        out.strategies.push_back({ev.variants[k].strategy, ev.variants[k], ev.acc[k].result(), ev.acc[k].error_series(), ev.acc[k].pop_times(),
+                                  ev.acc[k].pop_characters(), {}});
         if (!ev.acc_near.empty())
             out.strategies.back().crowd = CrowdResult{std::vector<uint16_t>(near.begin(), near.end()), ev.acc_near[k].result(), ev.acc_rest[k].result()};
     }

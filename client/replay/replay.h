@@ -61,6 +61,7 @@ struct ReplayStrategyResult {
     FidelityResult result;
     std::vector<std::pair<double, double>> series;  // (time s, mean present error cm)
     std::vector<double> pop_times_s;
+    std::vector<int> pop_characters;  // the id of the character of each pop
     std::optional<CrowdResult> crowd;  // crowd mode only
 };
 

@@ -90,6 +90,15 @@ std::string view_meta_json(const RecordingScan& scan, const ReplayConfig& cfg, c
         const auto& pt = result.strategies[k].pop_times_s;
         return json_string(strategy_name(result.strategies[k].strategy)) + ": [" + joined(pt.size(), [&](size_t i) { return num(pt[i]); }) + "]";
     }) + "}";
+    // The character (index) of each of those pops.
+    o += ",\n \"pop_characters\": {" + joined(result.strategies.size(), [&](size_t k) {
+        const auto& pc = result.strategies[k].pop_characters;
+        return json_string(strategy_name(result.strategies[k].strategy)) + ": [" + joined(pc.size(), [&](size_t i) {
+            size_t ci = 0;
+            while (ci < h.characters.size() && h.characters[ci].id != pc[i]) ++ci;
+            return std::to_string(ci);
+        }) + "]";
+    }) + "}";
     o += ",\n \"snapshots\": [" + joined(capture.snapshots().size(), [&](size_t i) { return pair(capture.snapshots()[i]); }) + "]";
     o += "\n}\n";
     return o;

@@ -109,6 +109,7 @@ void FidelityAccumulator::add_epoch_change(int character, const EpochMark& m) {
     if (!std::isfinite(m.time_s) || !isfinite(m.origin_m) || !isfinite(m.destination_m))
         throw std::invalid_argument("add_epoch_change: non-finite mark");
     Character& c = chars_[character];
+    c.id = character;
     const double pre = double(cfg_.jump_exclusion_frames) / cfg_.render_hz;
     if (c.frames > 0 && c.last_t >= m.time_s - pre - kTimeTol)
         throw std::logic_error("add_epoch_change: character " + std::to_string(character) + "'s change at " +
@@ -125,6 +126,7 @@ void FidelityAccumulator::news_arrived(int character, double snapshot_time_s, do
     if (!std::isfinite(snapshot_time_s) || !std::isfinite(arrival_time_s))
         throw std::invalid_argument("news_arrived: non-finite time");
     Character& c = chars_[character];
+    c.id = character;
     for (Epoch& e : c.epochs) {
         if (e.mark.time_s > snapshot_time_s + kTimeTol) break;
         if (e.news != kNever) continue;
@@ -192,6 +194,7 @@ void FidelityAccumulator::evaluate(Character& c, int64_t e) {
             if (kd > kg + cfg_.pop_threshold_m) {
                 ++pops_;
                 pop_times_.push_back(s.t);
+                pop_characters_.push_back(c.id);
                 break;
             }
         }
@@ -217,6 +220,7 @@ void FidelityAccumulator::add_frame(int character, const FidelityFrame& f) {
         throw std::invalid_argument("add_frame: spans empty or of different sizes");
     if (!std::isfinite(t) || !std::isfinite(d)) throw std::invalid_argument("add_frame: non-finite time or delay");
     Character& c = chars_[character];
+    c.id = character;
     if (c.joints < 0) c.joints = int(n);
     if (size_t(c.joints) != n)
         throw std::invalid_argument("add_frame: character " + std::to_string(character) + " changed joint count");

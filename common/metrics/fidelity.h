@@ -174,6 +174,7 @@ public:
     std::vector<std::pair<double, double>> blackout_spans() const;
     // Times of the frames counted as pops, ascending per character.
     const std::vector<double>& pop_times() const { return pop_times_; }
+    const std::vector<int>& pop_characters() const { return pop_characters_; }  // the character of each pop
 
 private:
     struct Epoch {
@@ -194,6 +195,7 @@ private:
         std::vector<vec3> d, g, gd;
     };
     struct Character {
+        int id = -1;
         int joints = -1;
         int64_t frames = 0;
         double last_t = 0;
@@ -222,6 +224,7 @@ private:
     int64_t settle_n_ = 0;
     double bytes_ = 0, seconds_ = 0, bits_ = 0, joints_ = 0;
     std::vector<double> pop_times_;
+    std::vector<int> pop_characters_;
     std::vector<std::pair<double, double>> series_;
     std::vector<int64_t> series_index_;
     std::vector<double> series_sum_;

@@ -1040,9 +1040,14 @@
     }
   }
 
+  // The strategy's pops of the selected character (every character's when the file does not say
+  // whose each pop is).
   function popsOf(st) {
     var p = meta.pops && meta.pops[st.name];
-    return Array.isArray(p) ? p : [];
+    if (!Array.isArray(p)) return [];
+    var who = meta.pop_characters && meta.pop_characters[st.name];
+    if (!Array.isArray(who) || who.length !== p.length) return p;
+    return p.filter(function (t, i) { return who[i] === sel; });
   }
 
   // ---------------------------------------------------------------------------------------------
