@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "client/replay/viewer_assets.h"
+#include "common/io/svg.h"
 
 namespace ks {
 
@@ -45,19 +45,6 @@ std::vector<T> deltas(const std::vector<T>& v, size_t width) {
 
 void put_u32(std::string& out, uint32_t v) {
     for (int k = 0; k < 4; ++k) out.push_back(char((v >> (8 * k)) & 0xff));
-}
-
-void write_file(const std::filesystem::path& p, std::string_view bytes) {
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), std::streamsize(bytes.size()));
-    f.close();
-    if (!f) throw std::runtime_error(p.string() + ": cannot write");
-}
-
-std::string read_file(const std::filesystem::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    if (!f) throw std::runtime_error(p.string() + ": cannot read");
-    return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
 }  // namespace
@@ -170,18 +157,20 @@ size_t write_viewer(const std::string& dir, const ViewCapture& capture, const Vi
     put_u32(bin, uint32_t(raw.size()));
     put_u32(bin, uint32_t(packed_len));
     bin.append(reinterpret_cast<const char*>(packed.data()), packed_len);
-    write_file(fs::path(dir) / "replay.ksview", bin);
+    write_text_file((fs::path(dir) / "replay.ksview").string(), bin);
 
     // The same bytes for a page opened from disk, where fetch() of a local file is refused.
     std::string b64(sodium_base64_encoded_len(bin.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
     sodium_bin2base64(b64.data(), b64.size(), reinterpret_cast<const unsigned char*>(bin.data()), bin.size(),
                       sodium_base64_VARIANT_ORIGINAL);
     b64.resize(std::strlen(b64.c_str()));
-    write_file(fs::path(dir) / "replay.ksview.js", "window.KS_VIEW_BASE64 = \"" + b64 + "\";\n");
+    write_text_file((fs::path(dir) / "replay.ksview.js").string(), "window.KS_VIEW_BASE64 = \"" + b64 + "\";\n");
 
-    for (const ViewerAsset& a : viewer_assets()) write_file(fs::path(dir) / a.name, a.bytes);
-    write_file(fs::path(dir) / "three.min.js", read_file(three));
-    write_file(fs::path(dir) / "OrbitControls.js", read_file(orbit));
+    for (const ViewerAsset& a : viewer_assets()) write_text_file((fs::path(dir) / a.name).string(), std::string(a.bytes));
+    for (const fs::path& p : {three, orbit}) {
+        fs::copy_file(p, fs::path(dir) / p.filename(), fs::copy_options::overwrite_existing, ec);
+        if (ec) throw std::runtime_error(p.string() + ": cannot copy into " + dir + ": " + ec.message());
+    }
     return bin.size();
 }
 

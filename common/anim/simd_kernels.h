@@ -192,19 +192,15 @@ inline Q<V> exp_and_coeffs(V3<V> phi, V t2, V theta, V& a, V& b) {
 }
 // exp(phi / 2) and, when wanted, J_l(phi) v.
 template <class V, bool kJacobian>
-inline Q<V> exp_and_jacobian(V3<V> phi, V t2, V theta, V3<V> v, V3<V>& jv) {
+inline Q<V> exp_and_jacobian(V3<V> phi, V3<V> v, V3<V>& jv) {
+    const V t2 = dot(phi, phi);
     V a, b;
-    const Q<V> e = exp_and_coeffs<V, kJacobian>(phi, t2, theta, a, b);
+    const Q<V> e = exp_and_coeffs<V, kJacobian>(phi, t2, sqrt(t2), a, b);
     if constexpr (kJacobian) {
         const V3<V> pv = cross(phi, v);
         jv = v + pv * a + cross(phi, pv) * b;
     }
     return e;
-}
-template <class V, bool kJacobian>
-inline Q<V> exp_and_jacobian(V3<V> phi, V3<V> v, V3<V>& jv) {
-    const V t2 = dot(phi, phi);
-    return exp_and_jacobian<V, kJacobian>(phi, t2, sqrt(t2), v, jv);
 }
 
 template <class V, bool kVelocities>
