@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "client/stream_client.h"
-#include "common/anim/ops_fk.h"
-#include "common/record/recording.h"
+#include <kinesync/client/stream_client.h>
+#include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/record/recording.h>
 
 namespace {
 

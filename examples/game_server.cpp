@@ -13,11 +13,11 @@
 #include <string>
 #include <thread>
 
-#include "common/anim/builtin_motion.h"
-#include "common/anim/ops_sample.h"
-#include "common/anim/reference_frame.h"
-#include "common/io/bvh.h"
-#include "server/stream_server.h"
+#include <kinesync/offline/builtin_motion.h>
+#include <kinesync/common/anim/ops_sample.h>
+#include <kinesync/offline/reference_frame.h>
+#include <kinesync/offline/bvh.h>
+#include <kinesync/server/stream_server.h>
 
 namespace {
 

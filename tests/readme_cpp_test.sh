@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every ```cpp and ```c block of the README compiles (each as its own translation unit, with the
-# project's include paths and warnings as errors). Usage: readme_cpp_test.sh SRC BUILD
+# Every ```cpp and ```c block of the README compiles as a game would build it: each block its own
+# translation unit, C++17 or C99, the public include roots only, warnings as errors. Usage: readme_cpp_test.sh SRC BUILD
 set -euo pipefail
 src="$1"; build="$2"
 work="$build/readme-cpp"; rm -rf "$work"; mkdir -p "$work"
@@ -12,10 +12,10 @@ cpp=$(ls "$work"/block*.cpp 2>/dev/null | wc -l)
 c=$(ls "$work"/block*.c 2>/dev/null | wc -l)
 [ "$cpp" -gt 0 ] && [ "$c" -gt 0 ] || { echo "FAIL: expected C++ and C blocks in the README ($cpp, $c)"; exit 1; }
 for f in "$work"/block*.cpp; do
-  ${CXX:-c++} -std=c++20 -fsyntax-only -Wall -Wextra -Werror -DASIO_STANDALONE -DASIO_NO_DEPRECATED \
-    -I"$src" -I"$build/generated" "$f" || { echo "FAIL: $f"; cat -n "$f"; exit 1; }
+  ${CXX:-c++} -std=c++17 -fsyntax-only -Wall -Wextra -Werror \
+    -I"$src/common/include" -I"$src/server/include" -I"$src/client/include" -I"$src/offline/include" "$f" || { echo "FAIL: $f"; cat -n "$f"; exit 1; }
 done
 for f in "$work"/block*.c; do
-  ${CC:-cc} -std=c11 -fsyntax-only -Wall -Wextra -Werror -I"$src/client/capi" "$f" || { echo "FAIL: $f"; cat -n "$f"; exit 1; }
+  ${CC:-cc} -std=c99 -fsyntax-only -Wall -Wextra -Werror -I"$src/capi/include" "$f" || { echo "FAIL: $f"; cat -n "$f"; exit 1; }
 done
 echo "README: $cpp C++ and $c C block(s) compile"

@@ -9,8 +9,8 @@
 #include <string>
 #include <thread>
 
-#include "server/ops/agones_sdk.h"
-#include "server/ops/http_endpoint.h"
+#include "programs/server/ops/agones_sdk.h"
+#include "programs/server/ops/http_endpoint.h"
 
 using namespace ks::ops;
 

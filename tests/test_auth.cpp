@@ -7,8 +7,8 @@
 #include <random>
 #include <set>
 
-#include "common/net/connect_token.h"
-#include "common/net/secure_channel.h"
+#include "common/src/net/connect_token.h"
+#include "common/src/net/secure_channel.h"
 #include "tests/support/udp_harness.h"
 
 using namespace ks;
@@ -221,7 +221,7 @@ void connect_with(UdpClient& c, const std::vector<uint8_t>& token, std::vector<s
     std::string why;
     ASSERT_TRUE(c.session.set_connect_token(token, &why)) << why;
     c.session.connect(c.now());
-    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ClientSession::State::Connected && c.session.skeletons_ready(); }, 5.0, sent))
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected && c.session.skeletons_ready(); }, 5.0, sent))
         << c.session.state_name() << ": " << c.session.disconnect_reason();
 }
 
@@ -266,7 +266,7 @@ TEST(ServerAuth, ASpoofedDisconnectAndForgedAcksAreIgnored) {
     }
     // The session lives on and keeps decoding every snapshot (no baseline it never had).
     EXPECT_GT(decoded_for(c, 1.0), 30u);
-    EXPECT_EQ(c.session.state(), ClientSession::State::Connected);
+    EXPECT_EQ(c.session.state(), ConnectionState::Connected);
     EXPECT_EQ(h.client_count(), 1u);
     h.stop();
     EXPECT_EQ(c.session.stats().snapshot_errors, 0u);
@@ -292,7 +292,7 @@ TEST(ServerAuth, ReplayedSessionPacketsAndAReplayedHandshakeAreRefused) {
     // Every sealed datagram again (from the same address: a replay, not a spoof).
     for (const auto& d : sealed) c.send_raw(d);
     c.run_until([] { return false; }, 0.3);
-    EXPECT_EQ(c.session.state(), ClientSession::State::Connected);
+    EXPECT_EQ(c.session.state(), ConnectionState::Connected);
     // The session ends; its handshake is replayed from the same port 1 s later: no new session.
     c.session.disconnect(c.now());
     c.pump();
@@ -349,8 +349,8 @@ TEST(ServerAuth, BadTokensAreRefusedWithAReason) {
         ASSERT_TRUE(c.session.set_connect_token(k.token, &why)) << why;
         c.session.connect(c.now());
         // The client refuses an expired token itself; a server refusal shows when the attempt ends.
-        c.run_until([&] { return c.session.state() == ClientSession::State::Disconnected; }, 3.0);
-        EXPECT_EQ(c.session.state(), ClientSession::State::Disconnected) << k.what;
+        c.run_until([&] { return c.session.state() == ConnectionState::Disconnected; }, 3.0);
+        EXPECT_EQ(c.session.state(), ConnectionState::Disconnected) << k.what;
         EXPECT_NE(c.session.disconnect_reason().find(k.reason), std::string::npos) << k.what << ": " << c.session.disconnect_reason();
     }
     // A token used once cannot open a second session, from anywhere.
@@ -362,12 +362,12 @@ TEST(ServerAuth, BadTokensAreRefusedWithAReason) {
     UdpClient second(h.port(), cfg);
     second.session.set_connect_token(once);
     second.session.connect(second.now());
-    second.run_until([&] { return second.session.state() == ClientSession::State::Disconnected; }, 3.0);
+    second.run_until([&] { return second.session.state() == ConnectionState::Disconnected; }, 3.0);
     EXPECT_NE(second.session.disconnect_reason().find("already used"), std::string::npos) << second.session.disconnect_reason();
     // A client without a token is told one is needed.
     UdpClient dev(h.port());
     dev.session.connect(dev.now());
-    dev.run_until([&] { return dev.session.state() == ClientSession::State::Disconnected; }, 2.0);
+    dev.run_until([&] { return dev.session.state() == ConnectionState::Disconnected; }, 2.0);
     EXPECT_NE(dev.session.disconnect_reason().find("token required"), std::string::npos) << dev.session.disconnect_reason();
     EXPECT_EQ(h.client_count(), 1u);
     h.stop();

@@ -2,9 +2,9 @@
 
 #include <cstring>
 
-#include "common/anim/builtin_motion.h"
-#include "common/anim/looping.h"
-#include "common/anim/ops_fk.h"
+#include <kinesync/offline/builtin_motion.h>
+#include <kinesync/offline/looping.h>
+#include <kinesync/common/anim/ops_fk.h>
 
 using namespace ks;
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/io/bvh.h"
+#include <kinesync/offline/bvh.h>
 #include "tests/support/mocap.h"
 
 namespace ks {

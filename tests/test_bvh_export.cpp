@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/io/bvh.h"
-#include "common/io/bvh_export.h"
+#include <kinesync/offline/bvh.h>
+#include <kinesync/offline/bvh_export.h>
 #include "tests/support/clips.h"
 #include "tests/support/mocap.h"
 

@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "client/bots/bot.h"
+#include "programs/testbench/bot.h"
 #include "tests/support/udp_harness.h"
 
 using namespace ks;
@@ -55,7 +55,7 @@ TEST(ClientE2E, EightBotsThroughLossSurviveAServerRestart) {
     run_for(6.5);  // the old session times out (5 s) or is refused; the bots reconnect
     for (size_t i = 0; i < bots.size(); ++i) {
         const BotReport r = bots[i]->report(now());
-        EXPECT_EQ(bots[i]->state(), ClientSession::State::Connected) << "bot " << i;
+        EXPECT_EQ(bots[i]->state(), ConnectionState::Connected) << "bot " << i;
         EXPECT_GE(r.reconnects, 1u) << "bot " << i;
         EXPECT_GT(bots[i]->session_stats().snapshots_received, 10u) << "bot " << i << " receives again";
         EXPECT_NE(bots[i]->displayed(0), nullptr);
@@ -99,7 +99,7 @@ TEST(ClientE2E, ABotSaysGoodbyeAndTheServerFreesItsSlotAtOnce) {
     ServerHarness& server = r.server;
     const Bot& bot = r.add_bot();
     r.run_for(1.0);
-    ASSERT_EQ(bot.state(), ClientSession::State::Connected);
+    ASSERT_EQ(bot.state(), ConnectionState::Connected);
     ASSERT_EQ(server.client_count(), 1u);
     r.bots.clear();  // the destructor sends a Disconnect
     const auto t = std::chrono::steady_clock::now();

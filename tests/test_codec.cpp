@@ -8,13 +8,13 @@
 #include <map>
 #include <random>
 
-#include "common/anim/builtin_motion.h"
-#include "common/anim/looping.h"
-#include "common/anim/ops_fk.h"
-#include "common/anim/ops_sample.h"
-#include "common/codec/range_coder.h"
-#include "common/codec/snapshot_codec.h"
-#include "server/net/snapshot_builder.h"
+#include <kinesync/offline/builtin_motion.h>
+#include <kinesync/offline/looping.h>
+#include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/ops_sample.h>
+#include "common/src/codec/range_coder.h"
+#include "common/src/codec/snapshot_codec.h"
+#include "server/src/net/snapshot_builder.h"
 #include "tests/support/clips.h"
 #include "tests/support/codec_sim.h"
 #include "tests/support/fd.h"

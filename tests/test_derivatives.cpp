@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "common/math/derivatives.h"
+#include "common/src/math/derivatives.h"
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/metrics/fidelity.h"
-#include "common/metrics/report.h"
+#include "programs/testbench/metrics/fidelity.h"
+#include "programs/testbench/metrics/report.h"
 #include "tests/support/xml_check.h"
 
 using namespace ks;

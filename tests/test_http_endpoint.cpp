@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "server/ops/agones_sdk.h"
-#include "server/ops/http_endpoint.h"
-#include "server/ops/ops_http.h"
+#include "programs/server/ops/agones_sdk.h"
+#include "programs/server/ops/http_endpoint.h"
+#include "programs/server/ops/ops_http.h"
 
 using namespace ks;
 using namespace ks::ops;

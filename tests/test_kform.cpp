@@ -2,7 +2,7 @@
 // output with the operands moving along their velocities; non-unit, non-uniform, animated scale.
 #include <gtest/gtest.h>
 
-#include "common/math/kform.h"
+#include <kinesync/common/math/kform.h>
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"
 

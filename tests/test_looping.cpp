@@ -12,9 +12,9 @@
 //    0.03 rad/s: the residue of the discrete (second-order one-sided) velocity estimates.
 #include <gtest/gtest.h>
 
-#include "common/anim/builtin_motion.h"
-#include "common/anim/looping.h"
-#include "common/anim/ops_sample.h"
+#include <kinesync/offline/builtin_motion.h>
+#include <kinesync/offline/looping.h>
+#include <kinesync/common/anim/ops_sample.h>
 #include "tests/support/clips.h"
 #include "tests/support/fd.h"
 

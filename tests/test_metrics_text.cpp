@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "server/ops/metrics_text.h"
+#include "programs/server/ops/metrics_text.h"
 
 using namespace ks;
 using namespace ks::ops;

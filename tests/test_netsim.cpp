@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "common/netsim/netsim.h"
+#include "common/src/netsim/netsim.h"
 #include "tests/support/fd.h"
 
 namespace ks {

@@ -3,8 +3,8 @@
 // difference along straight input paths) + 1e-3 |w| + float rounding 4e-7/delta.
 #include <gtest/gtest.h>
 
-#include "common/anim/ops_fk.h"
-#include "common/anim/ops_ik.h"
+#include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/ops_ik.h>
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"
 

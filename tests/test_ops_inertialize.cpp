@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "common/anim/ops_fk.h"
-#include "common/anim/ops_inertialize.h"
-#include "common/anim/ops_sample.h"
-#include "common/dynamics/springs.h"
+#include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/ops_inertialize.h>
+#include <kinesync/common/anim/ops_sample.h>
+#include <kinesync/common/dynamics/springs.h>
 #include "tests/support/clips.h"
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"

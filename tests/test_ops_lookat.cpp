@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "common/anim/ops_fk.h"
-#include "common/anim/ops_lookat.h"
-#include "common/anim/ops_sample.h"
+#include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/ops_lookat.h>
+#include <kinesync/common/anim/ops_sample.h>
 #include "tests/support/clips.h"
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"

@@ -3,11 +3,11 @@
 // finite difference of its own output (the same 1e-3 tolerances as every op's FD test).
 #include <gtest/gtest.h>
 
-#include "common/anim/ops_blend.h"
-#include "common/anim/ops_dead_blend.h"
-#include "common/anim/ops_fk.h"
-#include "common/anim/ops_sample.h"
-#include "common/anim/ops_simd.h"
+#include <kinesync/common/anim/ops_blend.h>
+#include <kinesync/common/anim/ops_dead_blend.h>
+#include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/ops_sample.h>
+#include "common/src/anim/ops_simd.h"
 #include "tests/support/clips.h"
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "common/anim/builtin_motion.h"
-#include "common/net/protocol.h"
+#include <kinesync/offline/builtin_motion.h>
+#include "common/src/net/protocol.h"
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "common/math/quat.h"
+#include <kinesync/common/math/quat.h>
 #include "tests/support/synthetic.h"
 
 using namespace ks;

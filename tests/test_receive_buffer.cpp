@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "server/net/server.h"
+#include "server/src/net/server.h"
 
 using namespace ks;
 

@@ -5,9 +5,9 @@
 #include <random>
 #include <string>
 
-#include "client/reconstruct.h"
-#include "common/anim/ops_dead_blend.h"
-#include "common/anim/ops_fk.h"
+#include "client/src/reconstruct.h"
+#include <kinesync/common/anim/ops_dead_blend.h>
+#include <kinesync/common/anim/ops_fk.h>
 #include "tests/support/fd.h"
 
 using namespace ks;

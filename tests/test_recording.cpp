@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "common/anim/builtin_motion.h"
-#include "common/anim/ops_sample.h"
-#include "common/record/recording.h"
+#include <kinesync/offline/builtin_motion.h>
+#include <kinesync/common/anim/ops_sample.h>
+#include <kinesync/common/record/recording.h>
 #include "tests/support/clips.h"
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "client/render_clock.h"
+#include "client/src/render_clock.h"
 
 using namespace ks;
 

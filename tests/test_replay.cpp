@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <type_traits>
 
-#include "client/replay/replay.h"
-#include "client/replay/sweep.h"
-#include "common/metrics/report.h"
-#include "server/sim/world_streamer.h"
-#include "server/stream_server.h"
+#include "programs/testbench/replay.h"
+#include "programs/testbench/sweep.h"
+#include "programs/testbench/metrics/report.h"
+#include "programs/server/sim/world_streamer.h"
+#include <kinesync/server/stream_server.h>
 #include "tests/support/clips.h"
 
 using namespace ks;

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "common/anim/root_motion.h"
+#include <kinesync/common/anim/root_motion.h>
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"
 

@@ -4,8 +4,8 @@
 #include <map>
 #include <random>
 
-#include "common/dynamics/response.h"
-#include "common/dynamics/second_order.h"
+#include "common/src/dynamics/response.h"
+#include <kinesync/common/dynamics/second_order.h>
 #include "tests/support/fd.h"
 
 using namespace ks;

@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "common/record/recording.h"
+#include <kinesync/common/record/recording.h>
 #include "tests/support/udp_harness.h"
 
 using namespace ks;
@@ -27,7 +27,7 @@ TEST(ServerE2E, ClientHandshakesReceivesAndDecodesExactlyWhatTheServerRecorded) 
     ServerHarness h(small_world(), {}, path);
     UdpClient c(h.port());
     c.session.connect(c.now());
-    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ClientSession::State::Connected && c.session.skeletons_ready(); }, 5.0))
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected && c.session.skeletons_ready(); }, 5.0))
         << "state " << c.session.state_name();
     // Receive for a while; remember what was decoded.
     struct Got {
@@ -102,7 +102,7 @@ TEST(ServerE2E, HostileDatagramsAreCountedAndDroppedWhileClientsKeepReceiving) {
     h.stop();
     const net::ServerStats& st = h.stats();
     EXPECT_GT(st.malformed + st.unexpected, uint64_t(kJunk) * 9 / 10) << "junk counted (a few may be lost by the socket)";
-    EXPECT_EQ(c.session.state(), ClientSession::State::Connected);
+    EXPECT_EQ(c.session.state(), ConnectionState::Connected);
 }
 
 TEST(ServerE2E, ReplayedChallengeResponseFromAnotherPortIsRefused) {
@@ -110,7 +110,7 @@ TEST(ServerE2E, ReplayedChallengeResponseFromAnotherPortIsRefused) {
     UdpClient c(h.port());
     std::vector<std::vector<uint8_t>> sent;
     c.session.connect(c.now());
-    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ClientSession::State::Connected; }, 5.0, &sent));
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected; }, 5.0, &sent));
     std::vector<uint8_t> response;
     for (const auto& d : sent) {
         const auto p = net::decode_packet(d);
@@ -134,7 +134,7 @@ TEST(ServerE2E, SilentClientsTimeOutAndUnauthenticatedRepliesAreSmall) {
     ServerHarness h(small_world(), sc);
     UdpClient c(h.port());
     c.session.connect(c.now());
-    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ClientSession::State::Connected; }, 5.0));
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected; }, 5.0));
     std::this_thread::sleep_for(std::chrono::milliseconds(900));  // say nothing
     // A connect request gets a challenge no larger than itself.
     const std::vector<uint8_t> req = net::build_connect_request({0, 0, 0}, 99);
@@ -280,7 +280,7 @@ TEST(ServerE2E, OneAddressCannotTakeMoreThanItsShareOfSlots) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     int connected = 0;
-    for (auto& c : clients) connected += c->session.state() == ClientSession::State::Connected;
+    for (auto& c : clients) connected += c->session.state() == ConnectionState::Connected;
     EXPECT_EQ(connected, 2);
     EXPECT_EQ(h.client_count(), 2u);
     h.stop();

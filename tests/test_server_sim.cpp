@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <deque>
 
-#include "common/anim/builtin_motion.h"
-#include "common/anim/ops_fk.h"
-#include "server/sim/world.h"
+#include <kinesync/offline/builtin_motion.h>
+#include <kinesync/common/anim/ops_fk.h>
+#include "programs/server/sim/world.h"
 #include "tests/support/clips.h"
 #include "tests/support/fd.h"
 

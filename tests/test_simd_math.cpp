@@ -6,7 +6,7 @@
 #include <functional>
 
 #if defined(__SSE2__)
-#include "common/simd/math.h"
+#include "common/src/simd/math.h"
 #include "tests/support/fd.h"
 
 using namespace ks::simd;

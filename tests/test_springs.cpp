@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "common/dynamics/springs.h"
+#include <kinesync/common/dynamics/springs.h>
 #include "tests/support/synthetic.h"
 
 using namespace ks;

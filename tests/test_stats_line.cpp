@@ -1,7 +1,7 @@
 // kinesync-server's stats line: a summary whose length does not grow with the number of clients.
 #include <gtest/gtest.h>
 
-#include "server/tool/stats_line.h"
+#include "programs/testbench/stats_line.h"
 
 using namespace ks;
 

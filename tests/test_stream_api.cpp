@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <thread>
 
-#include "client/stream_client.h"
-#include "common/anim/ops_fk.h"
-#include "common/record/recording.h"
-#include "server/stream_server.h"
+#include <kinesync/client/stream_client.h>
+#include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/record/recording.h>
+#include <kinesync/server/stream_server.h>
 
 using namespace ks;
 
@@ -85,7 +85,7 @@ void game_over_loopback(IoMode server_io, IoMode client_io) {
     client.connect();
     Loop loop{server, client};
     loop.run(1.5, [&](double t) { server.set_pose(a, arm_pose(t, 0)); });
-    ASSERT_EQ(client.state(), ClientSession::State::Connected);
+    ASSERT_EQ(client.state(), ConnectionState::Connected);
     EXPECT_EQ(loop.count(ClientEventKind::Connected, 0), 1u);
     EXPECT_EQ(loop.count(ClientEventKind::CharacterAdded, a), 1u);
     const RemoteCharacter* c = client.character(a);
@@ -283,19 +283,19 @@ TEST(StreamApi, CloseSaysGoodbyeToClientsWithTheIoOnItsOwnThread) {
         server.set_pose(a, arm_pose(t, 0));
         c2.update();
     });
-    ASSERT_EQ(c1.state(), ClientSession::State::Connected);
-    ASSERT_EQ(c2.state(), ClientSession::State::Connected);
+    ASSERT_EQ(c1.state(), ConnectionState::Connected);
+    ASSERT_EQ(c2.state(), ConnectionState::Connected);
     const uint32_t ticks = server.tick();
     server.close();
     const auto t0 = std::chrono::steady_clock::now();
-    while ((c1.state() != ClientSession::State::Disconnected || c2.state() != ClientSession::State::Disconnected) &&
+    while ((c1.state() != ConnectionState::Disconnected || c2.state() != ConnectionState::Disconnected) &&
            std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
         c1.update();
         c2.update();
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    EXPECT_EQ(c1.state(), ClientSession::State::Disconnected);
-    EXPECT_EQ(c2.state(), ClientSession::State::Disconnected);
+    EXPECT_EQ(c1.state(), ConnectionState::Disconnected);
+    EXPECT_EQ(c2.state(), ConnectionState::Disconnected);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
     const RecordingReadResult rec = read_recording(path);
     EXPECT_FALSE(rec.truncated);

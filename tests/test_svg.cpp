@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "common/dynamics/response.h"
-#include "common/io/svg.h"
+#include "common/src/dynamics/response.h"
+#include <kinesync/offline/svg.h>
 #include "tests/support/xml_check.h"
 
 using namespace ks;

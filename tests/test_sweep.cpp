@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "client/replay/sweep.h"
+#include "programs/testbench/sweep.h"
 
 using namespace ks;
 

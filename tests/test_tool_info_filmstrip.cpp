@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "common/io/bvh.h"
-#include "common/io/bvh_export.h"
-#include "common/io/clip_info.h"
-#include "common/io/filmstrip.h"
+#include <kinesync/offline/bvh.h>
+#include <kinesync/offline/bvh_export.h>
+#include <kinesync/offline/clip_info.h>
+#include <kinesync/offline/filmstrip.h>
 #include "tests/support/clips.h"
 #include "tests/support/mocap.h"
 #include "tests/support/xml_check.h"

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "common/anim/ops_blend.h"
-#include "common/anim/ops_sample.h"
-#include "common/anim/tracks.h"
+#include <kinesync/common/anim/ops_blend.h>
+#include <kinesync/common/anim/ops_sample.h>
+#include <kinesync/common/anim/tracks.h>
 #include "tests/support/clips.h"
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"

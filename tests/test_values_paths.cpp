@@ -4,13 +4,13 @@
 // Jacobian chain, so they differ by float rounding only.)
 #include <gtest/gtest.h>
 
-#include "common/anim/ops_additive.h"
-#include "common/anim/ops_dead_blend.h"
-#include "common/anim/ops_fk.h"
-#include "common/anim/ops_inertialize.h"
-#include "common/anim/ops_lookat.h"
-#include "common/anim/ops_sample.h"
-#include "common/anim/ops_simd.h"
+#include <kinesync/common/anim/ops_additive.h>
+#include <kinesync/common/anim/ops_dead_blend.h>
+#include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/ops_inertialize.h>
+#include <kinesync/common/anim/ops_lookat.h>
+#include <kinesync/common/anim/ops_sample.h>
+#include "common/src/anim/ops_simd.h"
 #include "tests/support/synthetic.h"
 
 using namespace ks;

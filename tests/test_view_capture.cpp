@@ -9,7 +9,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "client/replay/view_capture.h"
+#include "programs/testbench/view_capture.h"
 
 using namespace ks;
 

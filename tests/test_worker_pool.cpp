@@ -5,7 +5,7 @@
 #include <atomic>
 #include <vector>
 
-#include "common/util/worker_pool.h"
+#include "common/src/util/worker_pool.h"
 
 using namespace ks;
 

@@ -1,11 +1,12 @@
 /* The C API end to end, in C: a server (pumped) streams a 2-joint character of its own, a client
  * (pumped) on loopback shows it; events, poses, skeleton and the error paths are checked. */
+#define _POSIX_C_SOURCE 200809L  /* nanosleep under -std=c99 */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "kinesync.h"
+#include <kinesync/kinesync.h>
 
 static int failures = 0;
 #define CHECK(cond, ...)                                  \

@@ -5,8 +5,8 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "common/codec/precision.h"
-#include "common/codec/snapshot_codec.h"
+#include "common/src/codec/precision.h"
+#include "common/src/codec/snapshot_codec.h"
 #include "tests/codec_check/stream_file.h"
 
 int main(int argc, char** argv) {

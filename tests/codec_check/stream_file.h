@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/anim/skeleton.h"
+#include <kinesync/common/anim/skeleton.h>
 
 namespace ks::codec_check {
 

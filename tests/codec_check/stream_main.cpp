@@ -9,12 +9,12 @@
 #include <random>
 #include <string>
 
-#include "common/anim/builtin_motion.h"
-#include "common/anim/ops_sample.h"
-#include "common/anim/reference_frame.h"
-#include "common/codec/precision.h"
-#include "common/io/bvh.h"
-#include "server/net/snapshot_builder.h"
+#include <kinesync/offline/builtin_motion.h>
+#include <kinesync/common/anim/ops_sample.h>
+#include <kinesync/offline/reference_frame.h>
+#include "common/src/codec/precision.h"
+#include <kinesync/offline/bvh.h>
+#include "server/src/net/snapshot_builder.h"
 #include "tests/codec_check/stream_file.h"
 
 using namespace ks;

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "common/net/connect_token.h"
-#include "common/net/protocol.h"
-#include "common/net/secure_channel.h"
+#include "common/src/net/connect_token.h"
+#include "common/src/net/protocol.h"
+#include "common/src/net/secure_channel.h"
 
 namespace {
 

@@ -19,9 +19,9 @@
 #include <spdlog/spdlog.h>
 #include <vector>
 
-#include "common/codec/precision.h"
-#include "common/net/connect_token.h"
-#include "server/net/server.h"
+#include "common/src/codec/precision.h"
+#include "common/src/net/connect_token.h"
+#include "server/src/net/server.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "common/io/bvh.h"
+#include <kinesync/offline/bvh.h>
 #include "tests/support/mocap.h"
 
 namespace ks::test {

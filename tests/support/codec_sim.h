@@ -8,11 +8,11 @@
 #include <random>
 #include <vector>
 
-#include "common/anim/ops_fk.h"
-#include "common/anim/ops_sample.h"
-#include "common/codec/snapshot_codec.h"
-#include "common/net/protocol.h"
-#include "server/net/snapshot_builder.h"
+#include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/ops_sample.h>
+#include "common/src/codec/snapshot_codec.h"
+#include "common/src/net/protocol.h"
+#include "server/src/net/snapshot_builder.h"
 
 namespace ks::test {
 

@@ -23,8 +23,8 @@
 #include <map>
 #include <string>
 
-#include "common/anim/ops_fk.h"
-#include "common/anim/pose.h"
+#include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/pose.h>
 
 namespace ks::test {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <random>
 
-#include "common/anim/clip.h"
-#include "common/anim/pose.h"
+#include <kinesync/common/anim/clip.h>
+#include <kinesync/common/anim/pose.h>
 
 namespace ks::test {
 

@@ -11,9 +11,11 @@
 #include <thread>
 #include <spdlog/spdlog.h>
 
-#include "client/session.h"
-#include "server/sim/world_streamer.h"
-#include "server/stream_server.h"
+#include "client/src/session.h"
+#include "programs/server/sim/world_streamer.h"
+#include <kinesync/server/stream_server.h>
+
+#include "server/src/net/server.h"
 
 namespace ks::test {
 

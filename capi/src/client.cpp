@@ -1,0 +1,219 @@
+// The C API's client half (and what both halves share: errors, version).
+#include <cmath>
+#include <cstring>
+#include <deque>
+
+#include "capi/src/capi_support.h"
+#include <kinesync/client/stream_client.h>
+
+using namespace ks;
+using ks::capi::fail;
+using ks::capi::guarded;
+
+// The C enums mirror the C++ ones value for value.
+static_assert(int(ConnectionState::Connected) == KS_CLIENT_CONNECTED && int(ConnectionState::Disconnected) == KS_CLIENT_DISCONNECTED);
+static_assert(int(DisconnectCode::NoToken) == KS_DISCONNECT_NO_TOKEN && int(DisconnectCode::TokenInvalid) == KS_DISCONNECT_TOKEN_INVALID);
+static_assert(int(Errc::InvalidToken) == KS_ERROR_INVALID_TOKEN && int(Errc::InvalidPose) == KS_ERROR_INVALID_POSE);
+static_assert(int(ClientEventKind::CharacterAdded) == KS_EVENT_CHARACTER_ADDED && int(ClientEventKind::Reset) == KS_EVENT_RESET);
+
+struct ks_client {
+    StreamClient client;
+    std::deque<ClientEvent> events;
+    std::string reason;  // ks_client_disconnect_reason's storage
+    explicit ks_client(const StreamClientConfig& cfg) : client(cfg) {}
+};
+
+namespace ks::capi {
+std::string& last_error() {
+    thread_local std::string e;
+    return e;
+}
+const char*& current_function() {
+    thread_local const char* f = "";
+    return f;
+}
+}  // namespace ks::capi
+
+extern "C" {
+
+const char* ks_last_error(void) { return ks::capi::last_error().c_str(); }
+const char* ks_version(void) { return KS_VERSION; }
+
+void ks_client_config_init(ks_client_config* cfg) {
+    if (!cfg) return;
+    cfg->host = "127.0.0.1";
+    cfg->port = 40000;
+    cfg->strategy = "deadblend+sod";
+    cfg->io = KS_IO_PUMPED;
+    cfg->timeout_s = 5.0;
+    cfg->reconnect_after_s = -1.0;
+    cfg->connect_token = nullptr;
+    cfg->connect_token_size = 0;
+}
+
+ks_result ks_client_create(const ks_client_config* cfg, ks_client** out) {
+    return guarded("ks_client_create", [&] {
+        if (!cfg || !out) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_create: NULL argument");
+        *out = nullptr;
+        StreamClientConfig c;
+        if (cfg->host) c.host = cfg->host;
+        c.port = cfg->port;
+        if (cfg->strategy && !strategy_from_name(cfg->strategy, c.reconstruct.strategy))
+            return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_client_create: unknown strategy '") + cfg->strategy + "'");
+        c.io = cfg->io == KS_IO_OWN_THREAD ? IoMode::OwnThread : IoMode::Pumped;
+        if (!(cfg->timeout_s > 0))
+            return fail(KS_ERROR_INVALID_CONFIG, "ks_client_create: config.timeout_s = " + std::to_string(cfg->timeout_s) + ", must be > 0");
+        c.timeout_s = cfg->timeout_s;
+        c.reconnect_after_s = cfg->reconnect_after_s;
+        if (cfg->connect_token) c.connect_token.assign(cfg->connect_token, cfg->connect_token + cfg->connect_token_size);
+        *out = new ks_client(c);
+        return KS_OK;
+    });
+}
+
+void ks_client_destroy(ks_client* c) {
+    guarded("ks_client_destroy", [&] {
+        delete c;
+        return KS_OK;
+    });
+}
+
+#define KS_NEED(c) \
+    if (!(c)) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(ks::capi::current_function()) + ": NULL client")
+
+ks_result ks_client_connect(ks_client* c) {
+    return guarded("ks_client_connect", [&] {
+        KS_NEED(c);
+        c->client.connect();
+        return KS_OK;
+    });
+}
+
+ks_result ks_client_connect_token(ks_client* c, const uint8_t* token, size_t size) {
+    return guarded("ks_client_connect_token", [&] {
+        KS_NEED(c);
+        if (!token) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_connect_token: NULL token");
+        c->client.connect(std::vector<uint8_t>(token, token + size));
+        return KS_OK;
+    });
+}
+
+ks_disconnect_code ks_client_disconnect_code(const ks_client* c) {
+    return c ? ks_disconnect_code(int(c->client.disconnect_code())) : KS_DISCONNECT_NONE;
+}
+
+const char* ks_client_disconnect_reason(ks_client* c) {
+    if (!c) return "";
+    c->reason = c->client.disconnect_reason();
+    return c->reason.c_str();
+}
+
+ks_result ks_client_disconnect(ks_client* c) {
+    return guarded("ks_client_disconnect", [&] {
+        KS_NEED(c);
+        c->client.disconnect();
+        return KS_OK;
+    });
+}
+
+ks_result ks_client_update(ks_client* c) {
+    return guarded("ks_client_update", [&] {
+        KS_NEED(c);
+        c->client.update();
+        for (const ClientEvent& e : c->client.take_events()) c->events.push_back(e);
+        return KS_OK;
+    });
+}
+
+ks_result ks_client_poll(ks_client* c) {
+    return guarded("ks_client_poll", [&] {
+        KS_NEED(c);
+        c->client.poll();
+        return KS_OK;
+    });
+}
+
+ks_client_state ks_client_get_state(const ks_client* c) {
+    if (!c) return KS_CLIENT_IDLE;
+    return ks_client_state(int(c->client.state()));
+}
+
+ks_result ks_client_set_viewpoint(ks_client* c, float x, float y, float z) {
+    return guarded("ks_client_set_viewpoint", [&] {
+        KS_NEED(c);
+        if (!(std::fabs(x) <= 1e6f && std::fabs(y) <= 1e6f && std::fabs(z) <= 1e6f))
+            return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_set_viewpoint: coordinates must be finite and within 1e6 m");
+        c->client.set_viewpoint(vec3{x, y, z});
+        return KS_OK;
+    });
+}
+
+int ks_client_next_event(ks_client* c, ks_event* out) {
+    if (!c || !out || c->events.empty()) return 0;
+    const ClientEvent e = c->events.front();
+    c->events.pop_front();
+    *out = {ks_event_kind(int(e.kind)), e.character, e.epoch, e.tick};
+    return 1;
+}
+
+int ks_client_character_count(const ks_client* c) { return c ? int(c->client.characters().size()) : 0; }
+
+ks_result ks_client_character_at(const ks_client* c, int index, ks_character_info* out) {
+    return guarded("ks_client_character_at", [&] {
+        KS_NEED(c);
+        if (!out || index < 0 || index >= int(c->client.characters().size()))
+            return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_character_at: index " + std::to_string(index) + " out of range");
+        const RemoteCharacter& r = *c->client.characters()[size_t(index)];
+        *out = {r.id, r.skeleton_id, r.skeleton.size(), r.ready ? 1 : 0, r.epoch, r.metres_per_unit, r.name.c_str(),
+                r.skeleton_name.c_str()};
+        return KS_OK;
+    });
+}
+
+namespace {
+const RemoteCharacter* find(const ks_client* c, uint16_t id, int capacity, const char* fn) {
+    const RemoteCharacter* r = c->client.character(id);
+    if (!r) throw std::invalid_argument(std::string(fn) + ": unknown character " + std::to_string(id));
+    if (capacity < r->skeleton.size())
+        throw std::invalid_argument(std::string(fn) + ": capacity " + std::to_string(capacity) + " < " +
+                                    std::to_string(r->skeleton.size()) + " joints");
+    return r;
+}
+ks_result copy_pose(const ks_client* c, uint16_t id, ks_kform* joints, int capacity, bool global, const char* fn) {
+    return guarded(fn, [&] {
+        KS_NEED(c);
+        if (!joints) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": NULL joints");
+        const RemoteCharacter* r = find(c, id, capacity, fn);
+        const Pose& p = global ? r->global : r->local;
+        for (int j = 0; j < p.size(); ++j) joints[j] = ks::capi::to_c(p.get(j));
+        return KS_OK;
+    });
+}
+}  // namespace
+
+ks_result ks_client_skeleton(const ks_client* c, uint16_t character, int* parents, float* offsets, int capacity) {
+    return guarded("ks_client_skeleton", [&] {
+        KS_NEED(c);
+        const RemoteCharacter* r = find(c, character, capacity, "ks_client_skeleton");
+        for (int j = 0; j < r->skeleton.size(); ++j) {
+            if (parents) parents[j] = r->skeleton.parents[size_t(j)];
+            if (offsets) {
+                const vec3 o = r->skeleton.offsets[size_t(j)];
+                offsets[3 * j] = o.x, offsets[3 * j + 1] = o.y, offsets[3 * j + 2] = o.z;
+            }
+        }
+        return KS_OK;
+    });
+}
+
+ks_result ks_client_local_pose(const ks_client* c, uint16_t character, ks_kform* joints, int capacity) {
+    return copy_pose(c, character, joints, capacity, false, "ks_client_local_pose");
+}
+
+ks_result ks_client_global_pose(const ks_client* c, uint16_t character, ks_kform* joints, int capacity) {
+    return copy_pose(c, character, joints, capacity, true, "ks_client_global_pose");
+}
+
+double ks_client_render_time(const ks_client* c) { return c ? c->client.render_time() : 0.0; }
+
+}  // extern "C"

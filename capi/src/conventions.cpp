@@ -1,0 +1,81 @@
+// The C API's conventions: engine conversions and velocities from two poses.
+#include <vector>
+
+#include <kinesync/common/conventions.h>
+
+#include "capi/src/capi_support.h"
+
+using namespace ks;
+using ks::capi::fail;
+using ks::capi::guarded;
+
+namespace {
+
+bool engine_from_c(ks_engine e, Engine& out) {
+    switch (e) {
+        case KS_ENGINE_KINESYNC: out = Engine::Kinesync; return true;
+        case KS_ENGINE_UNREAL: out = Engine::Unreal; return true;
+        case KS_ENGINE_UNITY: out = Engine::Unity; return true;
+        case KS_ENGINE_GODOT: out = Engine::Godot; return true;
+    }
+    return false;
+}
+
+// rot[] in the engine's order <-> kinesync's (w, x, y, z).
+void reorder_to_engine(ks_kform& k, bool xyzw) {
+    if (!xyzw) return;
+    const float w = k.rot[0];
+    k.rot[0] = k.rot[1], k.rot[1] = k.rot[2], k.rot[2] = k.rot[3], k.rot[3] = w;
+}
+ks_kform reorder_from_engine(ks_kform k, bool xyzw) {
+    if (!xyzw) return k;
+    const float w = k.rot[3];
+    k.rot[3] = k.rot[2], k.rot[2] = k.rot[1], k.rot[1] = k.rot[0], k.rot[0] = w;
+    return k;
+}
+
+ks_result convert(const char* fn, ks_engine engine, float metres_per_unit, const ks_kform* in, ks_kform* out, int count, bool to_engine) {
+    return guarded(fn, [&] {
+        Engine e;
+        if (!engine_from_c(engine, e)) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": unknown engine " + std::to_string(int(engine)));
+        if (!in || !out || count < 0) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": need in, out and count >= 0");
+        const bool xyzw = engine_convention(e).xyzw;
+        for (int j = 0; j < count; ++j) {
+            if (to_engine) {
+                ks_kform k = capi::to_c(kform_to_engine(capi::from_c(in[j]), e, metres_per_unit));
+                reorder_to_engine(k, xyzw);
+                out[j] = k;
+            } else {
+                out[j] = capi::to_c(kform_from_engine(capi::from_c(reorder_from_engine(in[j], xyzw)), e, metres_per_unit));
+            }
+        }
+        return KS_OK;
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+ks_result ks_pose_to_engine(ks_engine engine, float metres_per_unit, const ks_kform* in, ks_kform* out, int count) {
+    return convert("ks_pose_to_engine", engine, metres_per_unit, in, out, count, true);
+}
+
+ks_result ks_pose_from_engine(ks_engine engine, float metres_per_unit, const ks_kform* in, ks_kform* out, int count) {
+    return convert("ks_pose_from_engine", engine, metres_per_unit, in, out, count, false);
+}
+
+ks_result ks_derive_velocities(const ks_kform* prev, const ks_kform* curr, int count, float dt, ks_kform* out) {
+    return guarded("ks_derive_velocities", [&] {
+        if (!prev || !curr || !out || count < 0) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_derive_velocities: need prev, curr, out and count >= 0");
+        Pose p(count), c(count), o(count);
+        for (int j = 0; j < count; ++j) p.set(j, capi::from_c(prev[j])), c.set(j, capi::from_c(curr[j]));
+        derive_velocities(o, c, p, dt);
+        for (int j = 0; j < count; ++j) out[j] = capi::to_c(o.get(j));
+        return KS_OK;
+    });
+}
+
+const char* ks_result_name(ks_result r) { return errc_name(Errc(int(r))); }
+
+}  // extern "C"

@@ -1,0 +1,24 @@
+#pragma once
+// A client's connection to a kinesync server: its state and its traffic counters.
+
+#include <cstdint>
+
+#include <kinesync/common/net/disconnect_code.h>
+
+namespace ks {
+
+enum class ConnectionState { Idle, Connecting, Challenged, Connected, Disconnected };
+
+
+
+struct ClientSessionStats {
+    uint64_t datagrams_in = 0, bytes_in = 0, datagrams_out = 0, bytes_out = 0;
+    uint64_t malformed = 0, snapshot_errors = 0, unexpected = 0;
+    uint64_t forged = 0, replayed = 0, unauthenticated = 0;  // with a token: dropped datagrams
+    uint64_t snapshot_datagrams = 0, characters_decoded = 0;
+    uint64_t snapshots_received = 0;  // distinct ticks with at least one character
+    uint64_t snapshots_lost = 0;      // snapshot ticks skipped between received ones and not arrived since
+    uint64_t snapshots_late = 0;      // arrived after a newer one (reordered), not lost
+};
+
+}  // namespace ks

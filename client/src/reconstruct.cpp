@@ -1,0 +1,267 @@
+#include "client/src/reconstruct.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <kinesync/common/anim/ops_blend.h>
+#include <kinesync/common/anim/ops_dead_blend.h>
+#include <kinesync/common/anim/ops_inertialize.h>
+#include "common/src/math/derivatives.h"
+
+namespace ks {
+
+const char* strategy_name(Strategy s) {
+    switch (s) {
+        case Strategy::Snap: return "snap";
+        case Strategy::Interp: return "interp";
+        case Strategy::Hermite: return "hermite";
+        case Strategy::Extrap: return "extrap";
+        case Strategy::DeadBlend: return "deadblend";
+        case Strategy::DeadBlendSod: return "deadblend+sod";
+    }
+    return "?";
+}
+
+bool strategy_from_name(const std::string& name, Strategy& out) {
+    for (Strategy s : all_strategies())
+        if (name == strategy_name(s)) return out = s, true;
+    return false;
+}
+
+const std::vector<Strategy>& all_strategies() {
+    static const std::vector<Strategy> all = {Strategy::Snap, Strategy::Interp, Strategy::Hermite,
+                                              Strategy::Extrap, Strategy::DeadBlend, Strategy::DeadBlendSod};
+    return all;
+}
+
+CharacterReconstructor::CharacterReconstructor(const Skeleton& skeleton, const ReconstructConfig& cfg, float metres_per_unit)
+    : skeleton_(skeleton), cfg_(cfg), metres_per_unit_(metres_per_unit > 0 ? metres_per_unit : 1.0f) {
+    const int n = skeleton.size();
+    out_.resize(n);
+    target_.resize(n);
+    transition_.resize(n);
+    scratch_.resize(n);
+    motion_.resize(n);
+    root_in_.resize(1);
+    root_out_.resize(1);
+    offset_.resize(size_t(n));
+    dirs_.assign(size_t(n), quat{});
+    omega_.assign(size_t(n), 0.0f);
+    omega_pos_.assign(size_t(n), 0.0f);
+    bone_.assign(size_t(n), 0.0f);
+    for (int j = 1; j < n; ++j) bone_[size_t(j)] = length(skeleton.offsets[size_t(j)]);
+    cum_x_.assign(size_t(n), 0.0f);
+    cum_v_.assign(size_t(n), 0.0f);
+    for (int j = 0; j < n; ++j) out_.pos[size_t(j)] = skeleton.offsets[size_t(j)];
+}
+
+double CharacterReconstructor::display_delay() const {
+    return cfg_.strategy == Strategy::Interp || cfg_.strategy == Strategy::Hermite ? cfg_.interp_delay_s : 0.0;
+}
+
+void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t epoch) {
+    auto it = std::lower_bound(snaps_.begin(), snaps_.end(), t, [](const Snap& s, double v) { return s.t < v; });
+    if (it != snaps_.end() && it->t == t) return;  // a duplicate
+    snaps_.insert(it, Snap{t, epoch, pose});
+    // Keep about a second of history (the interpolating strategies look back 100 ms).
+    while (snaps_.size() > 2 && snaps_.back().t - snaps_.front().t > 1.0) snaps_.pop_front();
+}
+
+void CharacterReconstructor::extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife) {
+    const double te = std::max(now - s.t, -0.05);  // a little backwards if the clock estimate runs ahead
+    op_extrapolate_decayed(out, s.pose, float(std::min(te, cfg_.extrap_cap_s)), halflife);
+    if (root_halflife != halflife) {
+        root_in_.set(0, s.pose.get(0));
+        op_extrapolate_decayed(root_out_, root_in_, float(std::min(te, cfg_.extrap_cap_s)), root_halflife);
+        out.set(0, root_out_.get(0));
+    }
+    if (te > cfg_.extrap_cap_s) {
+        // Past the cap: the velocities decay, so long loss ends in a gentle stop.
+        scratch_ = out;
+        op_extrapolate_decayed(out, scratch_, float(te - cfg_.extrap_cap_s), cfg_.extrap_decay_halflife_s);
+    }
+}
+
+void CharacterReconstructor::interpolate(Pose& out, double when, bool hermite) {
+    // The snapshots around `when` (same epoch); hold the nearest one outside.
+    size_t b = 0;
+    while (b < snaps_.size() && snaps_[b].t <= when) ++b;
+    if (b == 0) {
+        out = snaps_.front().pose;
+        return;
+    }
+    if (b == snaps_.size() || snaps_[b - 1].epoch != snaps_[b].epoch) {
+        out = snaps_[b - 1].pose;  // never across an epoch: hold until the new one's time comes
+        return;
+    }
+    const Snap& s0 = snaps_[b - 1];
+    const Snap& s1 = snaps_[b];
+    const double span = s1.t - s0.t;
+    const float x = float((when - s0.t) / span), inv = float(1.0 / span);
+    if (!hermite) {
+        // Linear: the displayed motion moves at (s1 - s0) / span; the snapshots are still points.
+        Pose& a = target_;
+        Pose& c = transition_;
+        a = s0.pose;
+        c = s1.pose;
+        for (size_t j = 0; j < a.pos.size(); ++j) a.vel[j] = a.ang[j] = a.svl[j] = c.vel[j] = c.ang[j] = c.svl[j] = vec3{};
+        op_blend(out, a, c, x, inv);
+        return;
+    }
+    // Cubic Hermite with the snapshots' velocities (rotations in s0's rotation-vector space, the
+    // end tangent through the inverse left Jacobian, as op_sample_cubic does).
+    const float x2 = x * x, x3 = x2 * x;
+    const float h00 = 2 * x3 - 3 * x2 + 1, h10 = x3 - 2 * x2 + x, h01 = -2 * x3 + 3 * x2, h11 = x3 - x2;
+    const float d00 = 6 * x2 - 6 * x, d10 = 3 * x2 - 4 * x + 1, d01 = -6 * x2 + 6 * x, d11 = 3 * x2 - 2 * x;
+    const float dt = float(span);
+    for (size_t j = 0; j < s0.pose.pos.size(); ++j) {
+        const vec3 p0 = s0.pose.pos[j], p1 = s1.pose.pos[j], m0 = s0.pose.vel[j] * dt, m1 = s1.pose.vel[j] * dt;
+        out.pos[j] = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1;
+        out.vel[j] = (d00 * p0 + d10 * m0 + d01 * p1 + d11 * m1) * inv;
+        const quat r0 = s0.pose.rot[j];
+        const vec3 u = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(s1.pose.rot[j], r0)));
+        const vec3 w0 = s0.pose.ang[j] * dt, w1 = so3_left_jacobian_inv_mul(u, s1.pose.ang[j] * dt);
+        const vec3 phi = h10 * w0 + h01 * u + h11 * w1, dphi = d10 * w0 + d01 * u + d11 * w1;
+        out.rot[j] = quat_mul(quat_from_scaled_angle_axis(phi), r0);
+        out.ang[j] = so3_left_jacobian_mul(phi, dphi) * inv;
+        const vec3 l0 = log(s0.pose.scl[j]), l1 = log(s1.pose.scl[j]), n0 = s0.pose.svl[j] * dt, n1 = s1.pose.svl[j] * dt;
+        out.scl[j] = exp(h00 * l0 + h10 * n0 + h01 * l1 + h11 * n1);
+        out.svl[j] = (d00 * l0 + d10 * n0 + d01 * l1 + d11 * n1) * inv;
+    }
+}
+
+const Pose& CharacterReconstructor::render(double now, double dt) {
+    if (snaps_.empty()) return out_;
+    const Snap& newest = snaps_.back();
+    const bool fresh = newest.t > newest_seen_t_;
+    newest_seen_t_ = std::max(newest_seen_t_, newest.t);
+    const bool new_epoch = have_display_ && newest.epoch != shown_epoch_;
+
+    switch (cfg_.strategy) {
+        case Strategy::Snap:
+            out_ = newest.pose;
+            break;
+        case Strategy::Interp:
+        case Strategy::Hermite:
+            interpolate(out_, now - cfg_.interp_delay_s, cfg_.strategy == Strategy::Hermite);
+            break;
+        case Strategy::Extrap:
+            extrapolate(out_, newest, now, 1e9f, 1e9f);
+            break;
+        case Strategy::DeadBlendSod:
+            render_corrected(newest, fresh, new_epoch, now, dt);
+            break;
+        case Strategy::DeadBlend:
+            extrapolate(target_, newest, now, 1e9f, 1e9f);
+            if (!have_display_ || new_epoch) {
+                out_ = target_;  // a teleport or reset: nothing blends across it
+                blending_ = false;
+                motion_valid_ = false;
+            } else {
+                if (fresh) {
+                    // The shown pose is one render frame old: the blend clock starts at 0 and the dt
+                    // added below covers it. It is extrapolated with the motion's velocities, not with
+                    // the previous blend's correction speed (its weight's rate x the gap): blends chain
+                    // every snapshot, and carrying that speed on would overshoot and ring.
+                    op_dead_blending_transition(transition_, dirs_, out_);
+                    if (motion_valid_) {
+                        transition_.vel = motion_.vel;
+                        transition_.ang = motion_.ang;
+                        transition_.svl = motion_.svl;
+                    }
+                    blend_clock_ = 0.0;
+                    blending_ = true;
+                }
+                if (blending_) {
+                    blend_clock_ += dt;
+                    if (blend_clock_ >= cfg_.deadblend_blend_s) blending_ = false;
+                }
+                if (blending_) {
+                    motion_dirs_ = dirs_;
+                    op_dead_blending(out_, scratch_, dirs_, transition_, target_, cfg_.deadblend_halflife_s, float(blend_clock_),
+                                     cfg_.deadblend_blend_s);
+                    // The same blend with a still weight: the velocities of the motion being shown.
+                    op_blend_via(motion_, scratch_, target_, motion_dirs_,
+                                 smoothstep_blend_alpha(float(blend_clock_), cfg_.deadblend_blend_s), 0.0f);
+                } else {
+                    out_ = target_;
+                    motion_.vel = target_.vel;
+                    motion_.ang = target_.ang;
+                    motion_.svl = target_.svl;
+                }
+                motion_valid_ = true;
+            }
+            break;
+    }
+    // The epoch now shown (interp/hermite show an epoch once the render time reaches it).
+    if (cfg_.strategy == Strategy::Interp || cfg_.strategy == Strategy::Hermite) {
+        for (const Snap& s : snaps_)
+            if (s.t <= now - cfg_.interp_delay_s) shown_epoch_ = s.epoch;
+    } else {
+        shown_epoch_ = newest.epoch;
+    }
+    have_display_ = true;
+    last_now_ = now;
+    return out_;
+}
+
+void CharacterReconstructor::limit_correction_frequencies() {
+    // A joint's offset moves every joint below it. At joint d the corrections add up to at most
+    // X_d = sum over the chain of |rotation offset of the parent| x bone length (+ each joint's own
+    // position offset), and V_d the same for rates. A decaying offset starts with acceleration
+    // w^2 x + 2 zeta w v, so choosing, for each joint, the w that keeps w^2 X + 2 zeta w V <= accel_max
+    // for the largest X, V below it bounds the sum at every joint. The root's translation moves the
+    // whole body and is what settles a teleport: it gets a frequency and a budget of its own
+    // (root_correction_f, root_accel_max), so a limb's large correction does not hold the body
+    // back; the two budgets add.
+    const float w0 = 2.0f * kPi * cfg_.correction_sod.f, a = cfg_.correction_accel_max;
+    const float zeta = std::max(cfg_.correction_sod.zeta, 0.1f), m = metres_per_unit_;
+    const size_t n = offset_.pos.size();
+    auto solve = [&](float x, float v, float budget, float w0) {
+        // w^2 x + 2 zeta w v = budget, solved for w > 0; a floor, or a large velocity offset
+        // decaying too slowly drifts far before it turns.
+        const float w = x > 0 ? (-zeta * v + std::sqrt(zeta * zeta * v * v + budget * x)) / x : v > 0 ? budget / (2 * zeta * v) : w0;
+        return std::clamp(w, cfg_.correction_min_ratio * w0, w0);
+    };
+    for (size_t j = 0; j < n; ++j) {
+        const int p = skeleton_.parents[j];
+        cum_x_[j] = p >= 0 ? m * length(offset_.pos[j]) : 0.0f;
+        cum_v_[j] = p >= 0 ? m * length(offset_.vel[j]) : 0.0f;
+        if (p >= 0) {
+            cum_x_[j] += cum_x_[size_t(p)] + m * bone_[j] * length(offset_.rot[size_t(p)]);
+            cum_v_[j] += cum_v_[size_t(p)] + m * bone_[j] * length(offset_.ang[size_t(p)]);
+        }
+    }
+    for (size_t j = n; j-- > 1;) {  // the largest below each joint (parents come before children)
+        const size_t p = size_t(skeleton_.parents[j]);
+        cum_x_[p] = std::max(cum_x_[p], cum_x_[j]);
+        cum_v_[p] = std::max(cum_v_[p], cum_v_[j]);
+    }
+    for (size_t j = 0; j < n; ++j) omega_pos_[j] = omega_[j] = solve(cum_x_[j], cum_v_[j], a, w0);
+    for (size_t j = 0; j < n; ++j)
+        if (skeleton_.parents[j] < 0)
+            omega_pos_[j] = solve(m * length(offset_.pos[j]), m * length(offset_.vel[j]), cfg_.root_accel_max,
+                                  2.0f * kPi * cfg_.root_correction_f);
+}
+
+void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt) {
+    extrapolate(target_, newest, now, cfg_.predict_halflife_s, cfg_.predict_root_halflife_s);
+    if (!have_display_ || new_epoch) {
+        // A teleport or reset: nothing carries across it; the snapshot's own velocities from the first frame.
+        out_ = target_;
+        offset_.clear();
+        return;
+    }
+    if (fresh) {
+        // The newer snapshot's prediction replaces the old one. The offset absorbs the difference at
+        // the previous frame's time, between what was shown then and what the new prediction says it
+        // should have been, so the display keeps its value and velocity; then it decays over dt.
+        extrapolate(scratch_, newest, last_now_, cfg_.predict_halflife_s, cfg_.predict_root_halflife_s);
+        op_offset_capture(offset_, out_, scratch_);
+        limit_correction_frequencies();
+    }
+    op_offset_decay(offset_, omega_, cfg_.correction_sod.zeta, float(dt), omega_pos_);
+    op_offset_apply(out_, offset_, target_);
+}
+
+}  // namespace ks

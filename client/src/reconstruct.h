@@ -1,0 +1,69 @@
+#pragma once
+// CharacterReconstructor: one character's snapshots turned into the pose to show now, by the
+// strategy of its ReconstructConfig (the strategies: kinesync/client/reconstruct_config.h).
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <kinesync/common/anim/pose.h>
+#include <kinesync/common/anim/ops_inertialize.h>
+#include <kinesync/common/anim/skeleton.h>
+#include <kinesync/client/reconstruct_config.h>
+
+namespace ks {
+
+// One character.
+class CharacterReconstructor {
+public:
+    // The skeleton must outlive the reconstructor. metres_per_unit: the skeleton's units (for the
+    // correction's acceleration limit).
+    CharacterReconstructor(const Skeleton& skeleton, const ReconstructConfig& cfg, float metres_per_unit = 1.0f);
+    // A snapshot of the character (joint 0 in the world) at server time t (its tick / tick rate).
+    // Snapshots may arrive out of order; older than the newest are kept for interpolation only.
+    void add_snapshot(double t, const Pose& pose, uint16_t epoch);
+    // The pose to show at server time `now` (render frames in order; dt since the last one).
+    const Pose& render(double now, double dt);
+    const Pose& displayed() const { return out_; }
+    bool ready() const { return !snaps_.empty(); }
+    // The delay this strategy shows the motion with (0 for the extrapolating ones).
+    double display_delay() const;
+    // The epoch of the motion shown by the last render (interp/hermite switch when their render
+    // time reaches the new epoch's first snapshot).
+    uint16_t shown_epoch() const { return shown_epoch_; }
+
+private:
+    struct Snap {
+        double t;
+        uint16_t epoch;
+        Pose pose;
+    };
+    // Uses scratch_ past the cap; joint 0 with root_halflife when it differs (uses root_in_/root_out_).
+    void extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife);
+    void limit_correction_frequencies();  // omega_ from offset_
+    void render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt);
+    void interpolate(Pose& out, double when, bool hermite);  // uses target_ and transition_
+
+    const Skeleton& skeleton_;
+    ReconstructConfig cfg_;
+    std::deque<Snap> snaps_;  // by time, newest last
+    Pose out_, target_, transition_, scratch_, motion_, root_in_, root_out_;  // motion_: velocities of the shown pose without the blend's own
+    std::vector<quat> dirs_, motion_dirs_;
+    bool motion_valid_ = false;
+    double blend_clock_ = 0.0;
+    bool blending_ = false;
+    bool have_display_ = false;
+    double newest_seen_t_ = -1e300;
+    uint16_t shown_epoch_ = 0;
+    // deadblend+sod: the correction offset, its per-joint frequency, and the last render's time.
+    PoseOffset offset_;
+    std::vector<float> omega_, omega_pos_;
+    std::vector<float> bone_;            // per joint: rest-pose distance to its parent (units)
+    std::vector<float> cum_x_, cum_v_;   // scratch: correction sizes accumulated down the chain
+    float metres_per_unit_ = 1.0f;
+    double last_now_ = 0.0;
+};
+
+}  // namespace ks

@@ -1,0 +1,404 @@
+#include "client/src/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+namespace ks {
+
+using namespace ks::net;
+
+ClientSession::ClientSession(ClientSessionConfig cfg) : cfg_(cfg) {
+    salt_ = cfg.salt ? cfg.salt
+                     : uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) * 0x9E3779B97F4A7C15ull + 1;
+}
+
+const char* ClientSession::state_name() const {
+    switch (state_) {
+        case State::Idle: return "idle";
+        case State::Connecting: return "connecting";
+        case State::Challenged: return "challenged";
+        case State::Connected: return "connected";
+        case State::Disconnected: return "disconnected";
+    }
+    return "?";
+}
+
+namespace {
+DisconnectCode wire_code(uint8_t c) {
+    return c == 0 || c > uint8_t(DisconnectCode::NoToken) ? DisconnectCode::Unspecified : DisconnectCode(c);
+}
+}  // namespace
+
+void ClientSession::connect(double now_s) {
+    // A fresh start: new salt, no skeletons, no history (the server forgets us too).
+    salt_ = salt_ * 6364136223846793005ull + 1442695040888963407ull;
+    state_ = State::Connecting;
+    connect_started_ = now_s;
+    last_connect_send_ = -1e9;
+    last_heard_ = now_s;
+    received_ = {};
+    assembler_ = {};
+    skeletons_.clear();
+    precisions_.clear();
+    character_skeleton_.clear();
+    character_names_.clear();
+    reliable_seen_.clear();
+    reliable_to_ack_.clear();
+    decoder_ = SnapshotDecoder();
+    any_tick_ = false;
+    missing_ticks_.clear();
+    clock_valid_ = false;
+    refusal_.clear();
+    refusal_code_ = DisconnectCode::None;
+    sealer_.reset();
+    opener_.reset();
+    if (token_) {
+        if (token_->expire_s <= unix_now_s()) {
+            reason_ = "connect token expired (checked before sending it)";
+            code_ = DisconnectCode::TokenExpired;
+            state_ = State::Disconnected;
+            return;
+        }
+        sealer_.emplace(token_->client_to_server);
+        opener_.emplace(token_->server_to_client);
+    }
+    update(now_s);
+}
+
+bool ClientSession::set_connect_token(std::span<const uint8_t> token, std::string* error) {
+    std::optional<ConnectToken> t = parse_connect_token(token, error);
+    if (!t) return false;
+    token_ = std::move(t);
+    return true;
+}
+
+void ClientSession::disconnect(double, const std::string& reason) {
+    // With a token, only an established session can be told goodbye (sealed).
+    if (state_ == State::Connected || (state_ == State::Challenged && !token_))
+        send([&](const PacketHeader& h) { return build_disconnect(h, reason.substr(0, kMaxReasonBytes)); });
+    state_ = State::Disconnected;
+    reason_ = reason;
+    code_ = DisconnectCode::ClientClosed;
+}
+
+void ClientSession::send(const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, bool handshake) {
+    std::vector<uint8_t> bytes = build(received_.header(next_sequence_++));
+    if (sealer_ && !handshake) bytes = sealer_->seal(bytes);
+    ++stats_.datagrams_out;
+    stats_.bytes_out += bytes.size();
+    outgoing_.push_back(std::move(bytes));
+}
+
+void ClientSession::send_ack() {
+    const uint32_t tick = newest_tick_;
+    std::vector<uint32_t> ids(reliable_to_ack_.begin(),
+                              reliable_to_ack_.begin() + std::ptrdiff_t(std::min(reliable_to_ack_.size(), kMaxAckIds)));
+    reliable_to_ack_.erase(reliable_to_ack_.begin(), reliable_to_ack_.begin() + std::ptrdiff_t(ids.size()));
+    send([&](const PacketHeader& h) { return build_ack(h, tick, ids); });
+}
+
+void ClientSession::update(double now_s) {
+    switch (state_) {
+        case State::Connecting:
+            if (now_s - last_connect_send_ >= cfg_.connect_resend_s) {
+                last_connect_send_ = now_s;
+                TokenField tf;
+                if (token_) tf = {token_->expire_s, token_->private_token};
+                send([&](const PacketHeader& h) { return build_connect_request(h, salt_, token_ ? &tf : nullptr); }, true);
+            }
+            break;
+        case State::Challenged:
+            if (now_s - last_connect_send_ >= cfg_.connect_resend_s) {
+                last_connect_send_ = now_s;
+                TokenField tf;
+                if (token_) tf = {token_->expire_s, token_->private_token};
+                send([&](const PacketHeader& h) { return build_challenge_response(h, salt_, cookie_, token_ ? &tf : nullptr); },
+                     true);
+            }
+            break;
+        case State::Connected:
+            if (!reliable_to_ack_.empty() || now_s - last_ack_ >= cfg_.ack_interval_s) {
+                last_ack_ = now_s;
+                send_ack();
+            }
+            if (has_viewpoint_ && (now_s - last_viewpoint_ >= cfg_.viewpoint_interval_s || length(viewpoint_ - viewpoint_sent_) > 1.0f)) {
+                last_viewpoint_ = now_s;
+                viewpoint_sent_ = viewpoint_;
+                send([&](const PacketHeader& h) { return build_viewpoint(h, viewpoint_.x, viewpoint_.y, viewpoint_.z); });
+            }
+            if (now_s - last_ping_ >= cfg_.ping_interval_s) {
+                last_ping_ = now_s;
+                const uint64_t t_us = uint64_t(now_s * 1e6);
+                const uint32_t id = next_ping_id_++;
+                send([&](const PacketHeader& h) { return build_ping(h, t_us, id); });
+            }
+            break;
+        default:
+            break;
+    }
+    if ((state_ == State::Connected || state_ == State::Challenged || state_ == State::Connecting) &&
+        now_s - last_heard_ > cfg_.timeout_s) {
+        if (state_ == State::Connected) {
+            reason_ = "timed out";
+            code_ = DisconnectCode::TimedOut;
+        } else if (refusal_.empty()) {
+            reason_ = "no answer from the server: it is not running, the address or port is wrong, or UDP to it is blocked";
+            code_ = DisconnectCode::NoAnswer;
+        } else {
+            reason_ = "refused by the server: " + refusal_;
+            code_ = refusal_code_;
+        }
+        state_ = State::Disconnected;
+    }
+}
+
+void ClientSession::on_datagram(std::span<const uint8_t> bytes, double now_s) {
+    ++stats_.datagrams_in;
+    stats_.bytes_in += bytes.size();
+    DecodeError err;
+    if (opener_ && looks_sealed(bytes) && (state_ == State::Challenged || state_ == State::Connected)) {
+        switch (opener_->open(bytes, opened_)) {
+            case PacketOpener::Result::Ok: break;
+            case PacketOpener::Result::Replayed: ++stats_.replayed; return;
+            default: ++stats_.forged; return;
+        }
+        const std::optional<DecodedPacket> p = decode_packet(opened_, &err);
+        if (!p) {
+            ++stats_.malformed;
+            return;
+        }
+        on_packet(*p, now_s, true);
+        return;
+    }
+    const std::optional<DecodedPacket> p = decode_packet(bytes, &err);
+    if (!p) {
+        ++stats_.malformed;
+        // In clear and unauthenticated, so only noted, like a refusal: reported if the handshake
+        // then times out.
+        if (err == DecodeError::UnknownVersion && (state_ == State::Connecting || state_ == State::Challenged)) {
+            refusal_ = "it speaks another protocol version than this client (" + std::to_string(kProtocolVersion) + ")";
+            refusal_code_ = DisconnectCode::VersionMismatch;
+        }
+        return;
+    }
+    on_packet(*p, now_s, false);
+}
+
+void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed) {
+    const DecodedPacket* p = &pk;
+    if (token_ && !sealed) {
+        // Only the Challenge comes in clear. A clear Disconnect may be the server's refusal ("server
+        // full", "connect token expired") or a spoof: noted, and the handshake goes on until it
+        // times out (reporting it).
+        if (p->type == MessageType::Disconnect && state_ != State::Connected) {
+            const auto* d = p->message<wire::Disconnect>();
+            refusal_ = d->reason() ? d->reason()->str() : std::string("refused");
+            refusal_code_ = wire_code(d->code());
+            return;
+        }
+        if (p->type != MessageType::Challenge) {
+            ++stats_.unauthenticated;
+            return;
+        }
+    }
+    switch (p->type) {
+        case MessageType::Challenge: {
+            if (state_ != State::Connecting) break;
+            const auto* c = p->message<wire::Challenge>();
+            if (c->client_salt() != salt_) break;  // not our handshake
+            if (token_) {
+                // Sealed with the token's server-to-client key: only the server that opened the
+                // token could have sent it.
+                uint8_t ad[8];
+                for (int i = 0; i < 8; ++i) ad[i] = uint8_t(salt_ >> (8 * i));
+                std::vector<uint8_t> plain;
+                if (c->cookie()->size() != kSealedCookieBytes ||
+                    !open_random_nonce(token_->server_to_client, {c->cookie()->data(), c->cookie()->size()}, ad, plain) ||
+                    plain.size() != kCookieBytes)
+                    break;
+                std::copy(plain.begin(), plain.end(), cookie_.begin());
+            } else {
+                if (c->cookie()->size() != kCookieBytes) break;
+                std::copy(c->cookie()->begin(), c->cookie()->end(), cookie_.begin());
+            }
+            state_ = State::Challenged;
+            last_heard_ = now_s;
+            last_connect_send_ = -1e9;
+            update(now_s);
+            return;
+        }
+        case MessageType::Accept: {
+            if (state_ != State::Challenged && state_ != State::Connected) break;
+            const auto* a = p->message<wire::Accept>();
+            client_id_ = a->client_id();
+            tick_hz_ = a->tick_hz();
+            snapshot_hz_ = a->snapshot_hz();
+            decoder_.set_tick_hz(tick_hz_);
+            state_ = State::Connected;
+            break;
+        }
+        default:
+            break;
+    }
+    if (state_ != State::Connected) {
+        if (p->type == MessageType::Disconnect && state_ != State::Idle && state_ != State::Disconnected) {
+            // Refused during the handshake (dev mode): "server full", "too many from your address".
+            const auto* d = p->message<wire::Disconnect>();
+            reason_ = d->reason() ? d->reason()->str() : std::string("refused");
+            code_ = wire_code(d->code());
+            state_ = State::Disconnected;
+            return;
+        }
+        if (p->type != MessageType::Accept) ++stats_.unexpected;
+        return;
+    }
+    last_heard_ = now_s;
+    received_.on_received(p->sequence);
+    switch (p->type) {
+        case MessageType::SkeletonDefs: {
+            const auto* m = p->message<wire::SkeletonDefs>();
+            reliable_to_ack_.push_back(m->message_id());
+            if (!reliable_seen_.insert(m->message_id()).second) break;  // a resend of what we have
+            if (m->defs())
+                for (const wire::SkeletonDef* d : *m->defs()) {
+                    assembler_.add(*d);
+                    if (auto s = assembler_.take(d->skeleton_id())) {
+                        precisions_[s->skeleton_id] = plan_precision(s->skeleton, s->metres_per_unit);
+                        skeletons_[s->skeleton_id] = std::move(*s);
+                    }
+                }
+            if (m->characters())
+                for (const wire::CharacterInfo* c : *m->characters()) {
+                    character_skeleton_[c->character_id()] = c->skeleton_id();
+                    character_names_[c->character_id()] = c->name() ? c->name()->str() : std::string();
+                }
+            break;
+        }
+        case MessageType::Events: {
+            const auto* m = p->message<wire::Events>();
+            reliable_to_ack_.push_back(m->message_id());
+            if (!reliable_seen_.insert(m->message_id()).second) break;
+            if (m->events())
+                for (const wire::Event* e : *m->events()) {
+                    events_.push_back({e->character_id(), e->epoch(), e->kind(), e->tick()});
+                    if (e->kind() == wire::EventKind::Removed) {
+                        character_skeleton_.erase(e->character_id());
+                        character_names_.erase(e->character_id());
+                    }
+                }
+            break;
+        }
+        case MessageType::Snapshot: {
+            const DecodedPacket::SnapshotView m = p->snapshot();
+            ++stats_.snapshot_datagrams;
+            std::vector<DecodedCharacter> out;
+            const SnapshotError e = decoder_.decode(
+                m.tick, m.data,
+                [this](uint16_t id) { return skeleton_of(id); },
+                [this](uint16_t s) { return precision(s); }, out);
+            if (e != SnapshotError::None) {
+                ++stats_.snapshot_errors;
+                // Not acknowledged: the server will not use these states as baselines.
+                received_ = {};
+                break;
+            }
+            for (const DecodedCharacter& d : out) received_states_.push_back({d.id, m.tick, d.state, d.full});
+            stats_.characters_decoded += out.size();
+            // Lost: snapshot ticks skipped when a newer one arrives, until they arrive after all
+            // (reordering is not loss). Remembered for 256 snapshot intervals.
+            const uint32_t step = uint32_t(std::max(1L, std::lround(double(tick_hz_) / double(std::max(1.0f, snapshot_hz_)))));
+            if (!any_tick_ || m.tick > newest_tick_) {
+                if (any_tick_)
+                    for (uint32_t t = newest_tick_ + step; t + step / 2 < m.tick; t += step) {
+                        missing_ticks_.insert(t);
+                        ++stats_.snapshots_lost;
+                    }
+                newest_tick_ = m.tick;
+                any_tick_ = true;
+                ++stats_.snapshots_received;
+                while (!missing_ticks_.empty() && newest_tick_ - *missing_ticks_.begin() > 256 * step)
+                    missing_ticks_.erase(missing_ticks_.begin());
+            } else if (m.tick < newest_tick_) {
+                const auto it = missing_ticks_.find(m.tick);
+                if (it != missing_ticks_.end()) {
+                    missing_ticks_.erase(it);
+                    --stats_.snapshots_lost;
+                    ++stats_.snapshots_late;
+                    ++stats_.snapshots_received;
+                }
+            }
+            break;
+        }
+        case MessageType::Pong: {
+            const auto* m = p->message<wire::Pong>();
+            const double sent = double(m->client_time_us()) * 1e-6;
+            const double rtt = now_s - sent;
+            if (rtt < 0 || rtt > 10) break;
+            rtt_ms_ = rtt_ms_ == 0 ? rtt * 1000.0 : 0.8 * rtt_ms_ + 200.0 * rtt;
+            // Server time at our local midpoint; keep the least-delayed recent estimate.
+            const double offset = double(m->server_time_us()) * 1e-6 - (sent + 0.5 * rtt);
+            if (!clock_valid_ || rtt * 1000.0 <= rtt_ms_ * 1.1) {
+                clock_offset_s_ = clock_valid_ ? 0.7 * clock_offset_s_ + 0.3 * offset : offset;
+                clock_valid_ = true;
+            }
+            break;
+        }
+        case MessageType::Disconnect: {
+            const auto* d = p->message<wire::Disconnect>();
+            reason_ = d->reason() ? d->reason()->str() : std::string("server disconnected");
+            code_ = wire_code(d->code());
+            state_ = State::Disconnected;
+            break;
+        }
+        case MessageType::Accept:
+            break;
+        default:
+            ++stats_.unexpected;
+            break;
+    }
+}
+
+double ClientSession::server_tick_at(double now_s) const {
+    if (clock_valid_) return (now_s + clock_offset_s_) * double(tick_hz_);
+    return double(newest_tick_);
+}
+
+std::vector<std::vector<uint8_t>> ClientSession::take_outgoing() { return std::exchange(outgoing_, {}); }
+std::vector<ReceivedCharacterState> ClientSession::take_received() { return std::exchange(received_states_, {}); }
+std::vector<net::EventInfo> ClientSession::take_events() { return std::exchange(events_, {}); }
+
+bool ClientSession::skeletons_ready() const {
+    if (character_skeleton_.empty()) return false;
+    for (const auto& [c, s] : character_skeleton_)
+        if (!skeletons_.count(s)) return false;
+    return true;
+}
+
+int ClientSession::skeleton_of(uint16_t character) const {
+    const auto it = character_skeleton_.find(character);
+    return it == character_skeleton_.end() || !skeletons_.count(it->second) ? -1 : int(it->second);
+}
+
+const net::ReceivedSkeleton* ClientSession::skeleton(uint16_t id) const {
+    const auto it = skeletons_.find(id);
+    return it == skeletons_.end() ? nullptr : &it->second;
+}
+
+const SkeletonPrecision* ClientSession::precision(uint16_t skeleton) const {
+    const auto it = precisions_.find(skeleton);
+    return it == precisions_.end() ? nullptr : &it->second;
+}
+
+std::string ClientSession::character_name(uint16_t character) const {
+    const auto it = character_names_.find(character);
+    return it == character_names_.end() ? std::string() : it->second;
+}
+
+std::vector<uint16_t> ClientSession::characters() const {
+    std::vector<uint16_t> out;
+    for (const auto& [c, s] : character_skeleton_) out.push_back(c);
+    return out;
+}
+
+}  // namespace ks

@@ -1,0 +1,171 @@
+#pragma once
+// The client side of the protocol without any I/O: feed it datagrams and the time, and it tells
+// you what to send. StreamClient (client/stream_client.h) drives it over UDP; the offline replay
+// drives the same code through the network simulator.
+//
+// It does the handshake (ConnectRequest padded to a full datagram, resent until a Challenge;
+// ChallengeResponse until Accept), assembles the skeleton definitions and character assignments
+// (acknowledging each reliable message), decodes snapshots against its own history
+// (SnapshotDecoder), acknowledges packets (envelope ack + ack bits, and an Ack message at least
+// every `ack_interval_s`), measures the round trip and the server clock with ping/pong, and keeps
+// teleport/reset/removal events (a removed character is forgotten). Malformed datagrams are counted
+// and dropped.
+//
+// With a connect token (set_connect_token) the handshake presents it, the Challenge's cookie is
+// opened with the token's server-to-client key, and every packet after it is sealed and checked
+// (common/net/secure_channel.h): a datagram that does not authenticate, or is replayed, is
+// dropped, and clear datagrams other than a Challenge are ignored (a clear Disconnect during the
+// handshake is only noted: it may be a refusal, or a spoof).
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <kinesync/client/connection.h>
+
+#include "common/src/codec/snapshot_codec.h"
+#include "common/src/net/connect_token.h"
+#include "common/src/net/protocol.h"
+#include "common/src/net/secure_channel.h"
+
+namespace ks {
+
+struct ClientSessionConfig {
+    double connect_resend_s = 0.25;
+    double ack_interval_s = 0.05;   // an Ack message at least this often once connected
+    double ping_interval_s = 0.5;
+    double viewpoint_interval_s = 0.25;
+    double timeout_s = 5.0;         // no datagram from the server for this long: disconnected
+    uint64_t salt = 0;              // 0: pick one from the clock
+};
+
+struct ReceivedCharacterState {
+    uint16_t id;
+    uint32_t tick;
+    const QCharacter* state;  // owned by the session's decoder history
+    bool full;
+};
+
+
+class ClientSession {
+public:
+    using State = ConnectionState;
+
+    explicit ClientSession(ClientSessionConfig cfg = {});
+    // Starts (or restarts) the handshake at time now_s.
+    void connect(double now_s);
+    void disconnect(double now_s, const std::string& reason = "client closed");
+    // Every connect() from now on presents this token (the bytes a backend issued, see
+    // common/net/connect_token.h). False (and *error) when it is not a token. A token opens one
+    // session: after a disconnect, set a fresh one before connecting again.
+    bool set_connect_token(std::span<const uint8_t> token, std::string* error = nullptr);
+    const std::optional<net::ConnectToken>& connect_token() const { return token_; }
+    // Ends the session (no goodbye: e.g. no token could be had) with this reason.
+    void fail(const std::string& reason, DisconnectCode code = DisconnectCode::NoToken) {
+        state_ = State::Disconnected;
+        reason_ = reason;
+        code_ = code;
+    }
+    // Why the last session ended or the handshake failed ("" while none did); during a handshake
+    // the server has refused in clear (tokens), what it said.
+    std::string disconnect_reason() const {
+        if ((state_ == State::Connecting || state_ == State::Challenged) && !refusal_.empty()) return "the server said: " + refusal_;
+        return reason_;
+    }
+    // The same as a code (DisconnectCode::None while none).
+    DisconnectCode disconnect_code() const {
+        if ((state_ == State::Connecting || state_ == State::Challenged) && !refusal_.empty()) return refusal_code_;
+        return code_;
+    }
+    // Where this client watches from (metres, world): sent to the server now and then (at most
+    // every viewpoint_interval_s, and at once when it moved more than a metre), so the nearest
+    // characters come first.
+    void set_viewpoint(vec3 metres) { viewpoint_ = metres; has_viewpoint_ = true; }
+    // Feed one datagram from the server.
+    void on_datagram(std::span<const uint8_t> bytes, double now_s);
+    // Timers: resends, acks, pings, timeout.
+    void update(double now_s);
+    // Datagrams to send now (taken).
+    std::vector<std::vector<uint8_t>> take_outgoing();
+    // Character states decoded since the last call (taken).
+    std::vector<ReceivedCharacterState> take_received();
+    // Events received since the last call (taken).
+    std::vector<net::EventInfo> take_events();
+
+    State state() const { return state_; }
+    const char* state_name() const;
+    uint32_t client_id() const { return client_id_; }
+    float tick_hz() const { return tick_hz_; }
+    float snapshot_hz() const { return snapshot_hz_; }
+    bool skeletons_ready() const;
+    // Skeleton of a character (-1 unknown), and the skeleton's data.
+    int skeleton_of(uint16_t character) const;
+    const net::ReceivedSkeleton* skeleton(uint16_t id) const;
+    const SkeletonPrecision* precision(uint16_t skeleton) const;
+    std::vector<uint16_t> characters() const;
+    std::string character_name(uint16_t character) const;
+    // Round trip (ms, smoothed), and the server clock estimate: server_time_us ~ offset + local us.
+    double rtt_ms() const { return rtt_ms_; }
+    // Estimated server tick at local time now_s (fractional), from pongs and snapshot ticks.
+    double server_tick_at(double now_s) const;
+    double clock_offset_s() const { return clock_offset_s_; }
+    bool clock_valid() const { return clock_valid_; }  // a pong has been received
+    const ClientSessionStats& stats() const { return stats_; }
+    const SnapshotDecoder& decoder() const { return decoder_; }
+
+private:
+    void send(const std::function<std::vector<uint8_t>(const net::PacketHeader&)>& build, bool handshake = false);
+    void on_packet(const net::DecodedPacket& p, double now_s, bool sealed);
+    void send_ack();
+
+    ClientSessionConfig cfg_;
+    State state_ = State::Idle;
+    uint64_t salt_ = 0;
+    net::Cookie cookie_{};
+    std::optional<net::ConnectToken> token_;
+    std::optional<net::PacketSealer> sealer_;
+    std::optional<net::PacketOpener> opener_;
+    std::vector<uint8_t> opened_;
+    std::string reason_;
+    DisconnectCode code_ = DisconnectCode::None;
+    DisconnectCode refusal_code_ = DisconnectCode::None;
+    std::string refusal_;  // a clear Disconnect during a token handshake (maybe spoofed)
+    double last_connect_send_ = -1e9, last_heard_ = 0, last_ack_ = -1e9, last_ping_ = -1e9, connect_started_ = 0;
+    uint16_t next_sequence_ = 0;
+    net::AckTracker received_;
+    std::vector<std::vector<uint8_t>> outgoing_;
+    uint32_t client_id_ = 0;
+    float tick_hz_ = 60.0f, snapshot_hz_ = 30.0f;
+    net::SkeletonAssembler assembler_;
+    std::map<uint16_t, net::ReceivedSkeleton> skeletons_;
+    std::map<uint16_t, SkeletonPrecision> precisions_;
+    std::map<uint16_t, uint16_t> character_skeleton_;
+    std::map<uint16_t, std::string> character_names_;
+    std::set<uint32_t> reliable_seen_;
+    std::vector<uint32_t> reliable_to_ack_;
+    SnapshotDecoder decoder_;
+    std::vector<ReceivedCharacterState> received_states_;
+    std::vector<net::EventInfo> events_;
+    uint32_t newest_tick_ = 0;
+    bool any_tick_ = false;
+    std::set<uint32_t> missing_ticks_;  // skipped snapshot ticks of the last few seconds
+    vec3 viewpoint_, viewpoint_sent_;
+    bool has_viewpoint_ = false;
+    double last_viewpoint_ = -1e9;
+    // Time sync.
+    uint32_t next_ping_id_ = 1;
+    double rtt_ms_ = 0;
+    double clock_offset_s_ = 0;  // server time (s) - local time (s)
+    bool clock_valid_ = false;
+    double tick_base_local_ = 0;  // local time at which the server was at tick_base_tick_
+    double tick_base_tick_ = 0;
+    bool tick_base_valid_ = false;
+    ClientSessionStats stats_;
+};
+
+}  // namespace ks

@@ -1,0 +1,82 @@
+#pragma once
+// What every animation op checks before it runs, in every build type (ozz-style validate, then
+// run): each pose it reads or writes holds the same number of joints in all six arrays, each
+// per-joint array has one entry per joint, parents come before their children, joint indexes
+// are in range. A failed check throws ks::Error; an op never reads or writes out of bounds.
+
+#include <initializer_list>
+#include <string>
+
+#include <kinesync/common/anim/clip.h>
+#include <kinesync/common/anim/ops_inertialize.h>
+#include <kinesync/common/anim/pose.h>
+#include <kinesync/common/anim/sample_cache.h>
+#include <kinesync/common/errors.h>
+#include <kinesync/common/span.h>
+
+namespace ks::detail {
+
+struct NamedPose {
+    const char* name;
+    const Pose* pose;
+};
+
+// Every pose has the first one's joint count (in all six arrays).
+inline int check_poses(const char* op, std::initializer_list<NamedPose> poses) {
+    const int n = poses.begin()->pose->size();
+    for (const NamedPose& p : poses) check_pose_size(*p.pose, n, op, p.name);
+    return n;
+}
+
+inline void check_count(const char* op, const char* name, size_t got, int joints) {
+    if (got != size_t(joints))
+        throw Error(Errc::InvalidArgument,
+                    std::string(op) + ": " + name + " has " + std::to_string(got) + " entries, expected " + std::to_string(joints), name);
+}
+
+// parents: one per joint, each -1 or a joint before it.
+inline void check_parents(const char* op, Span<const int> parents, int joints) {
+    check_count(op, "parents", parents.size(), joints);
+    for (size_t i = 0; i < parents.size(); ++i)
+        if (parents[i] < -1 || parents[i] >= int(i))
+            throw Error(Errc::InvalidSkeleton,
+                        std::string(op) + ": parents[" + std::to_string(i) + "] = " + std::to_string(parents[i]) +
+                            " is not -1 or a joint before it",
+                        "parents", int(i));
+}
+
+inline void check_joint(const char* op, const char* name, int joint, int joints) {
+    if (joint < 0 || joint >= joints)
+        throw Error(Errc::InvalidArgument,
+                    std::string(op) + ": " + name + " = " + std::to_string(joint) + " is not a joint (0.." + std::to_string(joints - 1) + ")",
+                    name, joint);
+}
+
+// A PoseOffset's six arrays each hold `joints` entries; returns joints.
+inline int check_offset(const char* op, const PoseOffset& o, int joints) {
+    const size_t n = size_t(joints);
+    if (o.pos.size() != n || o.vel.size() != n || o.rot.size() != n || o.ang.size() != n || o.scl.size() != n || o.svl.size() != n)
+        throw Error(Errc::InvalidArgument,
+                    std::string(op) + ": offset has " + std::to_string(o.pos.size()) + " joints (some arrays differ), expected " +
+                        std::to_string(joints),
+                    "offset");
+    return joints;
+}
+
+// A clip's frames hold frames x joints values, out has its joints, a cache is the clip's.
+inline void check_clip(const char* op, const Clip& clip, const Pose& out, const SampleCache* cache = nullptr) {
+    const size_t n = size_t(clip.frames) * size_t(clip.joints());
+    if (clip.frames < 1 || clip.pos_.size() != n || clip.rot_.size() != n || clip.scl_.size() != n)
+        throw Error(Errc::InvalidArgument,
+                    std::string(op) + ": clip '" + clip.name + "' has " + std::to_string(clip.frames) + " frames of " +
+                        std::to_string(clip.joints()) + " joints but " + std::to_string(clip.pos_.size()) + " positions",
+                    "clip");
+    check_pose_size(out, clip.joints(), op, "out");
+    if (cache && (cache->joints != clip.joints() || cache->frames != clip.frames))
+        throw Error(Errc::InvalidArgument,
+                    std::string(op) + ": the cache is of " + std::to_string(cache->frames) + " frames x " + std::to_string(cache->joints) +
+                        " joints, not the clip's " + std::to_string(clip.frames) + " x " + std::to_string(clip.joints()),
+                    "cache");
+}
+
+}  // namespace ks::detail

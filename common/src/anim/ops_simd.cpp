@@ -1,0 +1,199 @@
+#include "common/src/anim/ops_simd.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace ks {
+
+const SimdOps* simd_ops_sse2();
+const SimdOps* simd_ops_avx2();
+
+namespace {
+
+bool cpu_has(SimdLevel l) {
+    switch (l) {
+        case SimdLevel::Scalar: return true;
+#if defined(__x86_64__) || defined(__i386__)
+        case SimdLevel::SSE2: return simd_ops_sse2() != nullptr;
+        case SimdLevel::AVX2: return simd_ops_avx2() != nullptr && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+        default: return false;
+#endif
+    }
+    return false;
+}
+
+SimdLevel best() {
+    if (const char* e = std::getenv("KS_SIMD")) {
+        SimdLevel want = SimdLevel::AVX2;
+        if (!std::strcmp(e, "scalar")) want = SimdLevel::Scalar;
+        else if (!std::strcmp(e, "sse2")) want = SimdLevel::SSE2;
+        while (!cpu_has(want)) want = SimdLevel(int(want) - 1);
+        return want;
+    }
+    for (SimdLevel l : {SimdLevel::AVX2, SimdLevel::SSE2})
+        if (cpu_has(l)) return l;
+    return SimdLevel::Scalar;
+}
+
+std::atomic<int>& level() {
+    static std::atomic<int> l{int(best())};
+    return l;
+}
+
+}  // namespace
+
+SimdLevel simd_level() { return SimdLevel(level().load(std::memory_order_relaxed)); }
+
+void set_simd_level(SimdLevel want) {
+    while (!cpu_has(want)) want = SimdLevel(int(want) - 1);
+    level().store(int(want));
+}
+
+const char* simd_level_name(SimdLevel l) {
+    switch (l) {
+        case SimdLevel::Scalar: return "scalar";
+        case SimdLevel::SSE2: return "sse2";
+        case SimdLevel::AVX2: return "avx2";
+    }
+    return "?";
+}
+
+const SimdOps* simd_ops() {
+    switch (simd_level()) {
+        case SimdLevel::SSE2: return simd_ops_sse2();
+        case SimdLevel::AVX2: return simd_ops_avx2();
+        default: return nullptr;
+    }
+}
+
+namespace {
+constexpr size_t kMaxWidth = 8;
+
+// What finishes a skeleton after the wide blocks: 4-wide SSE2 blocks (less padding) when the wide
+// kernels are 8-wide.
+const SimdOps& tail_ops(const SimdOps& ops) {
+    const SimdOps* sse2 = simd_ops_sse2();
+    return ops.width > 4 && sse2 ? *sse2 : ops;
+}
+
+// A copy of entries [first, first + count) padded to kMaxWidth by repeating the first one.
+template <class T>
+struct Pad {
+    T v[kMaxWidth];
+    Pad(const T* src, size_t first, size_t count) {
+        for (size_t k = 0; k < kMaxWidth; ++k) v[k] = src[first + (k < count ? k : 0)];
+    }
+};
+template <class T>
+void copy_back(T* dst, const T* src, size_t first, size_t count) {
+    for (size_t k = 0; k < count; ++k) dst[first + k] = src[k];
+}
+}  // namespace
+
+void simd_sample_cubic(const SimdOps& ops, const CubicBlockArgs& a, size_t n, bool velocities) {
+    const size_t w = size_t(ops.width);
+    size_t j = 0;
+    for (; j + w <= n; j += w) ops.cubic[velocities](a, j);
+    const SimdOps& narrow = tail_ops(ops);
+    for (; j + size_t(narrow.width) <= n; j += size_t(narrow.width)) narrow.cubic[velocities](a, j);
+    if (j == n) return;
+    const size_t rem = n - j;
+    const Pad<vec3> pm(a.pos_m, j, rem), p0(a.pos_0, j, rem), p1(a.pos_1, j, rem), p2(a.pos_2, j, rem);
+    const Pad<quat> r0(a.rot_0, j, rem);
+    float rows[3][kMaxWidth * 4];
+    const float* src[3] = {a.row_m0, a.row_01, a.row_12};
+    for (int r = 0; r < 3; ++r)
+        if (src[r])
+            for (size_t k = 0; k < kMaxWidth; ++k)
+                for (int c = 0; c < 4; ++c) rows[r][4 * k + size_t(c)] = src[r][4 * (j + (k < rem ? k : 0)) + size_t(c)];
+    uint8_t scaled[kMaxWidth];
+    for (size_t k = 0; k < kMaxWidth; ++k) scaled[k] = a.scaled[j + (k < rem ? k : 0)];
+    const vec3 zero{};
+    const vec3* ls[4] = {a.ls_m, a.ls_0, a.ls_1, a.ls_2};
+    vec3 lpad[4][kMaxWidth];
+    for (int r = 0; r < 4; ++r)
+        for (size_t k = 0; k < kMaxWidth; ++k) lpad[r][k] = ls[r] ? ls[r][j + (k < rem ? k : 0)] : zero;
+    vec3 pos[kMaxWidth], vel[kMaxWidth], ang[kMaxWidth], scl[kMaxWidth], svl[kMaxWidth];
+    quat rot[kMaxWidth];
+    CubicBlockArgs t = a;
+    t.pos_m = pm.v, t.pos_0 = p0.v, t.pos_1 = p1.v, t.pos_2 = p2.v, t.rot_0 = r0.v;
+    t.row_m0 = a.row_m0 ? rows[0] : nullptr, t.row_01 = a.row_01 ? rows[1] : nullptr, t.row_12 = a.row_12 ? rows[2] : nullptr;
+    t.ls_m = lpad[0], t.ls_0 = lpad[1], t.ls_1 = lpad[2], t.ls_2 = lpad[3], t.scaled = scaled;
+    t.out_pos = pos, t.out_vel = vel, t.out_rot = rot, t.out_ang = ang, t.out_scl = scl, t.out_svl = svl;
+    narrow.cubic[velocities](t, 0);
+    copy_back(a.out_pos, pos, j, rem);
+    copy_back(a.out_rot, rot, j, rem);
+    copy_back(a.out_scl, scl, j, rem);
+    if (velocities) {
+        copy_back(a.out_vel, vel, j, rem);
+        copy_back(a.out_ang, ang, j, rem);
+        copy_back(a.out_svl, svl, j, rem);
+    }
+}
+
+void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velocities) {
+    const size_t w = size_t(ops.width);
+    size_t j = 0;
+    for (; j + w <= n; j += w) ops.blend[velocities](a, j);
+    const SimdOps& narrow = tail_ops(ops);
+    for (; j + size_t(narrow.width) <= n; j += size_t(narrow.width)) narrow.blend[velocities](a, j);
+    if (j == n) return;
+    const size_t rem = n - j;
+    const Pad<vec3> lp(a.l_pos, j, rem), rp(a.r_pos, j, rem), ls(a.l_scl, j, rem), rs(a.r_scl, j, rem);
+    const Pad<quat> lr(a.l_rot, j, rem), rr(a.r_rot, j, rem);
+    BlendBlockArgs t = a;
+    t.l_pos = lp.v, t.r_pos = rp.v, t.l_scl = ls.v, t.r_scl = rs.v, t.l_rot = lr.v, t.r_rot = rr.v;
+    quat dirs[kMaxWidth];
+    if (a.dirs) {
+        const Pad<quat> d(a.dirs, j, rem);
+        for (size_t k = 0; k < kMaxWidth; ++k) dirs[k] = d.v[k];
+        t.dirs = dirs;
+    }
+    vec3 pos[kMaxWidth], vel[kMaxWidth], ang[kMaxWidth], scl[kMaxWidth], svl[kMaxWidth];
+    quat rot[kMaxWidth];
+    t.out_pos = pos, t.out_vel = vel, t.out_rot = rot, t.out_ang = ang, t.out_scl = scl, t.out_svl = svl;
+    if (!velocities) {
+        narrow.blend[0](t, 0);
+    } else {
+        const Pad<vec3> lv(a.l_vel, j, rem), rv(a.r_vel, j, rem), la(a.l_ang, j, rem), ra(a.r_ang, j, rem), lsv(a.l_svl, j, rem),
+            rsv(a.r_svl, j, rem);
+        t.l_vel = lv.v, t.r_vel = rv.v, t.l_ang = la.v, t.r_ang = ra.v, t.l_svl = lsv.v, t.r_svl = rsv.v;
+        narrow.blend[1](t, 0);
+        copy_back(a.out_vel, vel, j, rem);
+        copy_back(a.out_ang, ang, j, rem);
+        copy_back(a.out_svl, svl, j, rem);
+    }
+    copy_back(a.out_pos, pos, j, rem);
+    copy_back(a.out_rot, rot, j, rem);
+    copy_back(a.out_scl, scl, j, rem);
+    if (a.dirs) copy_back(a.dirs, dirs, j, rem);
+}
+
+void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t n, bool velocities) {
+    const size_t w = size_t(ops.width);
+    size_t j = 0;
+    for (; j + w <= n; j += w) ops.extrapolate[velocities](a, j);
+    const SimdOps& narrow = tail_ops(ops);
+    for (; j + size_t(narrow.width) <= n; j += size_t(narrow.width)) narrow.extrapolate[velocities](a, j);
+    if (j == n) return;
+    const size_t rem = n - j;
+    const Pad<vec3> p(a.pos, j, rem), v(a.vel, j, rem), an(a.ang, j, rem), s(a.scl, j, rem), sv(a.svl, j, rem);
+    const Pad<quat> r(a.rot, j, rem);
+    vec3 pos[kMaxWidth], vel[kMaxWidth], ang[kMaxWidth], scl[kMaxWidth], svl[kMaxWidth];
+    quat rot[kMaxWidth];
+    ExtrapolateBlockArgs t = a;
+    t.pos = p.v, t.vel = v.v, t.ang = an.v, t.scl = s.v, t.svl = sv.v, t.rot = r.v;
+    t.out_pos = pos, t.out_vel = vel, t.out_rot = rot, t.out_ang = ang, t.out_scl = scl, t.out_svl = svl;
+    narrow.extrapolate[velocities](t, 0);
+    copy_back(a.out_pos, pos, j, rem);
+    copy_back(a.out_rot, rot, j, rem);
+    copy_back(a.out_scl, scl, j, rem);
+    if (!velocities) return;
+    copy_back(a.out_vel, vel, j, rem);
+    copy_back(a.out_ang, ang, j, rem);
+    copy_back(a.out_svl, svl, j, rem);
+}
+
+}  // namespace ks

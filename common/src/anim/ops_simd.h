@@ -1,0 +1,69 @@
+#pragma once
+// SIMD dispatch of the hot animation ops. op_sample_cubic / op_sample_cubic_values with a
+// SampleCache, op_blend / op_blend_values / op_blend_via and op_extrapolate_decayed (so the
+// client's dead blending) run blocks of joints through SIMD kernels
+// (common/anim/simd_kernels.h): SSE2 4-wide (the x86-64 baseline) or AVX2 8-wide, the best the CPU
+// has, chosen at run time; the joints left over, and every joint on other CPUs, take the scalar
+// path, which stays the reference. KS_SIMD=scalar|sse2|avx2 in the environment (or
+// set_simd_level) picks a level, e.g. to compare them; a level the CPU lacks falls back.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <kinesync/common/math/quat.h>
+
+namespace ks {
+
+enum class SimdLevel { Scalar, SSE2, AVX2 };
+SimdLevel simd_level();
+void set_simd_level(SimdLevel level);  // clamped to what the CPU and the build support
+const char* simd_level_name(SimdLevel level);
+
+// One cubic sample's inputs and outputs, joint arrays indexed by joint (see simd_kernels.h).
+struct CubicBlockArgs {
+    const vec3 *pos_m, *pos_0, *pos_1, *pos_2;
+    const quat* rot_0;
+    const float *row_m0, *row_01, *row_12;  // SampleCache rows for joint 0 (nullptr: zero rotation vectors)
+    const vec3 *ls_m, *ls_0, *ls_1, *ls_2;  // log scales (only read for blocks with a scaled joint)
+    const uint8_t* scaled;
+    float h[4], d[3], inv_den0, inv_den1;  // d: the basis derivatives over frame_dt (rates per second)
+    vec3 *out_pos, *out_vel;
+    quat* out_rot;
+    vec3 *out_ang, *out_scl, *out_svl;
+};
+
+struct BlendBlockArgs {
+    const vec3 *l_pos, *r_pos, *l_vel, *r_vel, *l_ang, *r_ang, *l_scl, *r_scl, *l_svl, *r_svl;
+    const quat *l_rot, *r_rot;
+    float alpha, alpha_vel;
+    vec3 *out_pos, *out_vel;
+    quat* out_rot;
+    vec3 *out_ang, *out_scl, *out_svl;
+    quat* dirs = nullptr;  // op_blend_via: the paths' hemispheres (read and updated); nullptr: shortest
+};
+
+struct ExtrapolateBlockArgs {
+    const vec3 *pos, *vel, *ang, *scl, *svl;
+    const quat* rot;
+    float alpha, decay;  // displacement factor (1 - e^-yt) / y and velocity factor e^-yt
+    vec3 *out_pos, *out_vel;
+    quat* out_rot;
+    vec3 *out_ang, *out_scl, *out_svl;
+};
+
+struct SimdOps {
+    int width;  // joints per block
+    void (*cubic[2])(const CubicBlockArgs&, size_t first_joint);  // [0] values only, [1] with velocities
+    void (*blend[2])(const BlendBlockArgs&, size_t first_joint);
+    void (*extrapolate[2])(const ExtrapolateBlockArgs&, size_t first_joint);
+};
+// The kernels of the current level (nullptr: scalar).
+const SimdOps* simd_ops();
+
+// Joints [0, n) through the kernels: whole blocks in place, the last partial block through a
+// padded copy (so no joint falls back to the scalar path).
+void simd_sample_cubic(const SimdOps& ops, const CubicBlockArgs& a, size_t n, bool velocities);
+void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velocities);
+void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t n, bool velocities);
+
+}  // namespace ks

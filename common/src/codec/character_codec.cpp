@@ -1,0 +1,335 @@
+#include "common/src/codec/character_codec.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "common/src/codec/det_math.h"
+#include "common/src/codec/range_coder.h"
+
+namespace ks {
+
+namespace {
+
+// One implementation for both directions: Enc writes the values it is given, Dec returns what it
+// reads. The coding function below is written once against this interface, so the two sides can
+// never disagree about what is coded when or with which probabilities.
+// Ideal cost, in 1/256 bit, of coding a symbol of probability p/4096: where the bits go.
+const std::array<uint16_t, kProbOne>& cost_table() {
+    static const std::array<uint16_t, kProbOne> t = [] {
+        std::array<uint16_t, kProbOne> c{};
+        for (uint32_t p = 1; p < kProbOne; ++p) c[p] = uint16_t(std::lround(-std::log2(double(p) / kProbOne) * 256.0));
+        c[0] = c[1];
+        return c;
+    }();
+    return t;
+}
+
+struct Enc {
+    RangeEncoder rc;
+    CodingCost* cost;
+    int category = 0;
+    Enc(std::vector<uint8_t>& out, CodingCost* c) : rc(out), cost(c) {}
+    void account(uint32_t p0, int b) {
+        if (cost) cost->bits256[category] += cost_table()[b ? kProbOne - p0 : p0];
+    }
+    void set_category(int c) { category = c; }
+    int bit(int b, uint32_t p0) {
+        account(p0, b);
+        rc.encode_bit(p0, b);
+        return b;
+    }
+    uint32_t bypass(uint32_t v, int n) {
+        for (int i = 0; i < n; ++i) account(kProbOne / 2, 0);
+        rc.encode_bypass(v, n);
+        return v;
+    }
+    int32_t laplace(int32_t v, const LaplaceModel& m) {
+        if (cost) {
+            account(m.p_zero, v != 0);
+            if (v != 0) {
+                account(kProbOne / 2, 0);
+                const uint64_t mag = v < 0 ? uint64_t(-int64_t(v)) : uint64_t(v);
+                for (uint64_t k = 1; k < mag && k <= 24; ++k) account(m.p_stop, 1);
+                if (mag <= 24) account(m.p_stop, 0);
+                else for (uint64_t x = mag - 25 + 4; x > 1; x >>= 1) cost->bits256[category] += 2 * 256;  // escape
+            }
+        }
+        encode_laplace(rc, v, m);
+        return v;
+    }
+    int32_t signed_exp_golomb(int32_t v, int k) {
+        const uint32_t z = v >= 0 ? uint32_t(v) << 1 : (uint32_t(-(int64_t(v))) << 1) - 1;  // zigzag
+        encode_exp_golomb(rc, z, k);
+        return v;
+    }
+};
+
+struct Dec {
+    RangeDecoder rc;
+    explicit Dec(std::span<const uint8_t> in) : rc(in) {}
+    void set_category(int) {}
+    int bit(int, uint32_t p0) { return rc.decode_bit(p0); }
+    uint32_t bypass(uint32_t, int n) { return rc.decode_bypass(n); }
+    int32_t laplace(int32_t, const LaplaceModel& m) { return decode_laplace(rc, m); }
+    int32_t signed_exp_golomb(int32_t, int k) {
+        const uint32_t z = decode_exp_golomb(rc, k);
+        return (z & 1u) ? -int32_t(z >> 1) - 1 : int32_t(z >> 1);
+    }
+};
+
+constexpr uint32_t kPSameFlags = 4000;    // P(flags as in the baseline)
+constexpr uint32_t kPSameLargest = 3968;  // P(largest component as predicted)
+
+int32_t add_sat(int64_t a, int64_t b) { return int32_t(std::clamp<int64_t>(a + b, INT32_MIN + 1, INT32_MAX)); }
+
+// Codes v as a residual against `pred`; returns the (decoded) value.
+template <class IO>
+int32_t residual(IO& io, int32_t v, int32_t pred, const LaplaceModel& m, double& abs_sum) {
+    const int64_t r = int64_t(v) - int64_t(pred);
+    const int32_t rr = io.laplace(int32_t(std::clamp<int64_t>(r, INT32_MIN + 1, INT32_MAX)), m);
+    abs_sum += std::fabs(double(rr));
+    return add_sat(pred, rr);
+}
+
+// Adaptive correction of a predicted scale: follows how wrong the predictions have been.
+struct Adapt {
+    float factor = 1.0f;
+    void update(double abs_mean, float sigma) {
+        const float ratio = float((abs_mean + 0.5) / (double(sigma) + 0.5));
+        factor = std::clamp(0.75f * factor + 0.25f * ratio, 0.25f, 8.0f);
+    }
+};
+
+float p_all_zero(std::initializer_list<const LaplaceModel*> models, int each) {
+    double p = 1.0;
+    for (const LaplaceModel* m : models)
+        for (int k = 0; k < each; ++k) p *= double(m->p_zero) / kProbOne;
+    return float(p);
+}
+
+uint32_t to_p0(double p) { return uint32_t(std::clamp<long>(std::lround(p * kProbOne), 64, long(kProbOne) - 64)); }
+
+template <class IO>
+void code_full(IO& io, QCharacter& c, const SkeletonPrecision& prec) {
+    io.set_category(CodingCost::kFlags);
+    c.epoch = uint16_t(io.bypass(c.epoch, 16));
+    const LaplaceModel ang_m = laplace_model(16.0f), pos_m = laplace_model(500.0f), vel_m = laplace_model(200.0f);
+    for (size_t j = 0; j < c.joints.size(); ++j) {
+        QJoint& q = c.joints[j];
+        const JointPrecision& p = prec.joints[j];
+        io.set_category(CodingCost::kFlags);
+        q.moved = j == 0 ? true : io.bit(q.moved, kProbOne / 2) != 0;
+        q.scaled = io.bit(q.scaled, kProbOne / 2) != 0;
+        io.set_category(CodingCost::kAngular);
+        for (int k = 0; k < 3; ++k) q.ang[k] = io.laplace(q.ang[k], ang_m);
+        io.set_category(CodingCost::kRotation);
+        q.largest = uint8_t(io.bypass(q.largest, 2));
+        for (int k = 0; k < 3; ++k) q.rot[k] = int32_t(io.bypass(uint32_t(q.rot[k]), p.rot_bits));
+        io.set_category(CodingCost::kPosition);
+        if (q.moved) {
+            for (int k = 0; k < 3; ++k) q.pos[k] = j == 0 ? io.signed_exp_golomb(q.pos[k], 12) : io.laplace(q.pos[k], pos_m);
+            for (int k = 0; k < 3; ++k) q.vel[k] = io.laplace(q.vel[k], vel_m);
+        }
+        if (q.scaled) {
+            for (int k = 0; k < 3; ++k) q.lscl[k] = io.laplace(q.lscl[k], pos_m);
+            for (int k = 0; k < 3; ++k) q.svl[k] = io.laplace(q.svl[k], vel_m);
+        }
+    }
+}
+
+template <class IO>
+void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const SkeletonPrecision& prec) {
+    const QCharacter& base = *b.state;
+    c.epoch = base.epoch;
+    const float dt = float(b.age_s);
+    Adapt aw, ar, ap, av;
+    for (size_t j = 0; j < c.joints.size(); ++j) {
+        QJoint& q = c.joints[j];
+        const QJoint& bq = base.joints[j];
+        const JointPrecision& p = prec.joints[j];
+        if (b.hold_depth >= 0 && p.depth > b.hold_depth) {
+            q = bq;  // level of detail: held at the baseline on both ends, nothing coded
+            continue;
+        }
+        // Flags: usually as in the baseline.
+        io.set_category(CodingCost::kFlags);
+        const bool flags_same = io.bit(!(q.moved == bq.moved && q.scaled == bq.scaled), kPSameFlags) == 0;
+        if (flags_same) {
+            q.moved = bq.moved;
+            q.scaled = bq.scaled;
+        } else {
+            q.moved = j == 0 ? true : io.bit(q.moved, kProbOne / 2) != 0;
+            q.scaled = io.bit(q.scaled, kProbOne / 2) != 0;
+        }
+        // Expected residual scales from the baseline's angular acceleration.
+        const vec3 wb = dequantize_angular(bq, p);
+        float acc = 0.0f;
+        if (b.context != nullptr && b.context_age_s > 0.0)
+            acc = det::length(wb - dequantize_angular(b.context->joints[j], p)) / float(b.context_age_s);
+        const bool have_ctx = b.context != nullptr;
+        const float sw = (have_ctx ? 0.6f + 0.8f * acc * dt / p.ang_step : 4.0f) * aw.factor;
+        const float sr = (have_ctx ? 0.6f + 0.3f * acc * dt * dt / (2.0f * p.rot_step) : 4.0f) * ar.factor;
+        // Positions: the same idea with the baseline's linear acceleration (root and animated joints).
+        float lin_acc = 0.0f;
+        if (have_ctx && b.context_age_s > 0.0 && bq.moved && b.context->joints[j].moved) {
+            const QJoint& cq = b.context->joints[j];
+            lin_acc = det::length(vec3{float(bq.vel[0] - cq.vel[0]), float(bq.vel[1] - cq.vel[1]), float(bq.vel[2] - cq.vel[2])}) *
+                      p.vel_step / float(b.context_age_s);
+        }
+        const float sv = (have_ctx ? 0.6f + 0.8f * lin_acc * dt / p.vel_step : 8.0f) * av.factor;
+        const float sp = (have_ctx ? 0.6f + 0.3f * lin_acc * dt * dt / p.pos_step : 8.0f) * ap.factor;
+        const LaplaceModel mw = laplace_model(sw), mr = laplace_model(sr), mp = laplace_model(sp), mv = laplace_model(sv);
+
+        // Predictions of the base values (rotation prediction needs the current angular velocity,
+        // so it is made after that is coded).
+        const bool base_moved = bq.moved, base_scaled = bq.scaled;
+        auto base_pos = [&](int k) { return base_moved ? bq.pos[k] : 0; };
+        auto base_vel = [&](int k) { return base_moved ? bq.vel[k] : 0; };
+        auto base_lscl = [&](int k) { return base_scaled ? bq.lscl[k] : 0; };
+        auto base_svl = [&](int k) { return base_scaled ? bq.svl[k] : 0; };
+
+        // Is everything exactly as predicted? The encoder finds out by predicting now.
+        int unchanged = 0;
+        {
+            // (Only meaningful when encoding; the decoder reads the bit.)
+            bool same = std::equal(std::begin(q.ang), std::end(q.ang), std::begin(bq.ang));
+            if (same) {
+                const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wb, dt);
+                int32_t idx[3];
+                const int lp = largest_component(pred);
+                rotation_indices(pred, lp, p, idx);
+                same = q.largest == lp && q.rot[0] == idx[0] && q.rot[1] == idx[1] && q.rot[2] == idx[2];
+            }
+            for (int k = 0; same && q.moved && k < 3; ++k) {
+                const int32_t pv = base_vel(k);
+                const int32_t pp = add_sat(base_pos(k), std::llround(double(base_vel(k)) * p.vel_step / p.pos_step * dt));
+                same = q.vel[k] == pv && q.pos[k] == pp;
+            }
+            for (int k = 0; same && q.scaled && k < 3; ++k) {
+                const int32_t ps = add_sat(base_lscl(k), std::llround(double(base_svl(k)) * prec.svl_step / prec.log_scale_step * dt));
+                same = q.svl[k] == base_svl(k) && q.lscl[k] == ps;
+            }
+            unchanged = same ? 1 : 0;
+        }
+        const float pz = q.moved ? p_all_zero({&mw, &mr, &mp, &mv}, 3) : p_all_zero({&mw, &mr}, 3);
+        unchanged = io.bit(unchanged ? 0 : 1, to_p0(pz)) == 0;
+        io.set_category(CodingCost::kAngular);
+        double sum_w = 0, sum_r = 0, sum_p = 0, sum_v = 0;
+        // Angular velocity: predicted as the baseline's. (Extrapolating the baseline's own recent
+        // change, even damped, costs more on the shared clips: that change is stale by then.)
+        if (unchanged) {
+            std::copy(std::begin(bq.ang), std::end(bq.ang), std::begin(q.ang));
+        } else {
+            for (int k = 0; k < 3; ++k) q.ang[k] = residual(io, q.ang[k], bq.ang[k], mw, sum_w);
+        }
+        // Rotation: trapezoidal integration of the baseline's and the current angular velocity.
+        const vec3 wc = dequantize_angular(q, p);
+        const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wc, dt);
+        const int lp = largest_component(pred);
+        int32_t idx[3];
+        io.set_category(CodingCost::kRotation);
+        if (unchanged) {
+            q.largest = uint8_t(lp);
+            rotation_indices(pred, lp, p, idx);
+            std::copy(idx, idx + 3, q.rot);
+        } else {
+            if (io.bit(q.largest != lp, kPSameLargest) == 0) q.largest = uint8_t(lp);
+            else q.largest = uint8_t(io.bypass(q.largest, 2));
+            rotation_indices(pred, q.largest, p, idx);
+            const int32_t max_index = int32_t((1u << p.rot_bits) - 1u);
+            for (int k = 0; k < 3; ++k) q.rot[k] = std::clamp(residual(io, q.rot[k], idx[k], mr, sum_r), 0, max_index);
+        }
+        // Positions: velocity, then position by the trapezoid.
+        io.set_category(CodingCost::kPosition);
+        if (q.moved) {
+            for (int k = 0; k < 3; ++k) q.vel[k] = unchanged ? base_vel(k) : residual(io, q.vel[k], base_vel(k), mv, sum_v);
+            for (int k = 0; k < 3; ++k) {
+                const double drift = 0.5 * double(base_vel(k) + q.vel[k]) * p.vel_step / p.pos_step * dt;
+                const int32_t pp = add_sat(base_pos(k), std::llround(unchanged ? double(base_vel(k)) * p.vel_step / p.pos_step * dt : drift));
+                q.pos[k] = unchanged ? pp : residual(io, q.pos[k], pp, mp, sum_p);
+            }
+        } else {
+            std::fill(std::begin(q.pos), std::end(q.pos), 0);
+            std::fill(std::begin(q.vel), std::end(q.vel), 0);
+        }
+        if (q.scaled) {
+            for (int k = 0; k < 3; ++k) q.svl[k] = unchanged ? base_svl(k) : residual(io, q.svl[k], base_svl(k), mv, sum_v);
+            for (int k = 0; k < 3; ++k) {
+                const double drift = 0.5 * double(base_svl(k) + q.svl[k]) * prec.svl_step / prec.log_scale_step * dt;
+                const int32_t ps = add_sat(base_lscl(k), std::llround(drift));
+                q.lscl[k] = unchanged ? ps : residual(io, q.lscl[k], ps, mp, sum_p);
+            }
+        } else {
+            std::fill(std::begin(q.lscl), std::end(q.lscl), 0);
+            std::fill(std::begin(q.svl), std::end(q.svl), 0);
+        }
+        if (!unchanged) {
+            aw.update(sum_w / 3.0, sw / aw.factor);
+            ar.update(sum_r / 3.0, sr / ar.factor);
+            if (q.moved || q.scaled) {
+                ap.update(sum_p / 3.0, sp / ap.factor);
+                av.update(sum_v / 3.0, sv / av.factor);
+            }
+        }
+    }
+}
+
+// 16 bits of FNV-1a over the whole state: what the decoder rebuilt must hash to what the encoder
+// coded, or the payload is refused (a desynchronised range decoder or a wrong prediction would
+// otherwise be accepted as a valid state and become the baseline of later deltas).
+uint32_t state_check(const QCharacter& c) {
+    uint32_t h = 2166136261u;
+    auto mix = [&h](int64_t v) {
+        for (int b = 0; b < 4; ++b) {
+            h ^= uint32_t(uint64_t(v) >> (8 * b)) & 0xFFu;
+            h *= 16777619u;
+        }
+    };
+    mix(c.epoch);
+    for (const QJoint& q : c.joints) {
+        mix(q.largest | (q.moved ? 4 : 0) | (q.scaled ? 8 : 0));
+        for (int k = 0; k < 3; ++k) {
+            mix(q.rot[k]), mix(q.ang[k]), mix(q.pos[k]), mix(q.vel[k]), mix(q.lscl[k]), mix(q.svl[k]);
+        }
+    }
+    return (h ^ (h >> 16)) & 0xFFFFu;
+}
+
+}  // namespace
+
+void encode_character(std::vector<uint8_t>& out, const QCharacter& cur, const CharacterBaseline* base,
+                      const SkeletonPrecision& prec, CodingCost* cost, QCharacter* coded) {
+    Enc enc(out, cost);
+    QCharacter c = cur;  // the coding functions write back what they code (identical for the encoder)
+    if (base) code_delta(enc, c, *base, prec);
+    else code_full(enc, c, prec);
+    enc.set_category(CodingCost::kFlags);
+    enc.bypass(state_check(c), 16);
+    enc.rc.finish();
+    if (coded) *coded = std::move(c);
+}
+
+bool decode_character(std::span<const uint8_t> in, QCharacter& out, const CharacterBaseline* base,
+                      const SkeletonPrecision& prec) {
+    out.joints.assign(prec.joints.size(), QJoint{});
+    if (base && (base->state == nullptr || base->state->joints.size() != prec.joints.size())) return false;
+    if (base && base->context && base->context->joints.size() != prec.joints.size()) return false;
+    Dec dec(in);
+    if (base) code_delta(dec, out, *base, prec);
+    else code_full(dec, out, prec);
+    if (dec.bypass(0, 16) != state_check(out)) return false;
+    // A well-formed payload ends within the bytes it was given (the encoder trims only zeros of
+    // its final flush, so at most kMaxImpliedBytes may be implied).
+    if (dec.rc.overrun() > kMaxImpliedBytes) return false;
+    for (size_t j = 0; j < out.joints.size(); ++j) {
+        const QJoint& q = out.joints[j];
+        const int32_t max_index = int32_t((1u << prec.joints[j].rot_bits) - 1u);
+        if (q.largest > 3) return false;
+        for (int k = 0; k < 3; ++k)
+            if (q.rot[k] < 0 || q.rot[k] > max_index) return false;
+    }
+    return true;
+}
+
+}  // namespace ks

@@ -1,0 +1,57 @@
+#pragma once
+// Coding one character's quantized state, absolutely (no baseline) or as a delta against a
+// baseline state the receiver has acknowledged.
+//
+// Delta coding predicts every grid index and codes the residuals with a range coder under a
+// Laplace model whose scale comes from what both ends already know:
+//  - angular velocity: predicted as the baseline's; residual scale from the baseline's angular
+//    acceleration (baseline vs its own reference state) times the baseline's age;
+//  - rotation: predicted by integrating the mean of the baseline's and the (already decoded)
+//    current angular velocity over the age (trapezoidal rule), expressed in the current chart of
+//    the smallest-three code; residual scale from acceleration x age^2. The chart's largest
+//    component is predicted too (one cheap bit when it matches);
+//  - positions (root, animated joints): velocity first, then position by the same trapezoid;
+//  - a per-joint "unchanged" bit, with the probability the model gives all residuals being zero,
+//    makes still joints nearly free; the scales adapt within the payload to how wrong the
+//    prediction has been on the joints coded so far.
+// Every payload decodes on its own given its baseline (nothing carries over between payloads).
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/src/codec/quantize.h"
+
+namespace ks {
+
+struct CharacterBaseline {
+    const QCharacter* state = nullptr;    // the acknowledged baseline
+    double age_s = 0.0;                   // seconds from the baseline to the coded state
+    const QCharacter* context = nullptr;  // optional: the baseline's own reference, for acceleration
+    double context_age_s = 0.0;           // seconds from the context to the baseline
+    // Level of detail: joints deeper than this are not coded at all and keep the baseline's
+    // values on both ends (-1: every joint coded). The coded state is then a mix of the current
+    // top and the baseline's rest, and later deltas must use that mix as their baseline.
+    int hold_depth = -1;
+};
+
+// Where the coded bits went (ideal code lengths, in 1/256 bit; the actual bytes add the range
+// coder's final flush of 1-4 bytes).
+struct CodingCost {
+    enum { kFlags, kAngular, kRotation, kPosition, kCount };
+    uint64_t bits256[kCount] = {};
+    double bits(int category) const { return double(bits256[category]) / 256.0; }
+};
+
+// Appends the coded character to `out`. With `base`, cur.epoch must equal base->state->epoch and
+// the joint counts must match (the caller sends a full state otherwise).
+// `coded` (optional) receives the state the decoder will rebuild (cur, or with a level of detail
+// the mix of cur's top and the baseline's held joints).
+void encode_character(std::vector<uint8_t>& out, const QCharacter& cur, const CharacterBaseline* base,
+                      const SkeletonPrecision& prec, CodingCost* cost = nullptr, QCharacter* coded = nullptr);
+// Decodes into `out` (sized to the skeleton). Returns false when the payload is malformed (reads
+// far past its end or yields values outside their grids).
+bool decode_character(std::span<const uint8_t> in, QCharacter& out, const CharacterBaseline* base,
+                      const SkeletonPrecision& prec);
+
+}  // namespace ks

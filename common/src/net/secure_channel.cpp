@@ -1,0 +1,149 @@
+#include "common/src/net/secure_channel.h"
+
+#include <mutex>
+#include <sodium.h>
+#include <stdexcept>
+
+#include "common/src/net/protocol.h"
+
+namespace ks::net {
+
+namespace {
+
+// Associated data of a sealed datagram: its prefix and counter bytes, the protocol id, version.
+size_t sealed_ad(const uint8_t* head, size_t head_len, uint8_t* ad) {
+    std::copy(head, head + head_len, ad);
+    for (int i = 0; i < 4; ++i) ad[head_len + size_t(i)] = uint8_t(kProtocolId >> (8 * i));
+    ad[head_len + 4] = uint8_t(kProtocolVersion);
+    ad[head_len + 5] = uint8_t(kProtocolVersion >> 8);
+    return head_len + 6;
+}
+
+void counter_nonce(uint64_t counter, uint8_t* nonce) {
+    static_assert(crypto_aead_chacha20poly1305_IETF_NPUBBYTES == 12);
+    for (int i = 0; i < 12; ++i) nonce[i] = i < 8 ? uint8_t(counter >> (8 * i)) : 0;
+}
+
+}  // namespace
+
+void ensure_crypto() {
+    static std::once_flag once;
+    static bool ok = false;
+    std::call_once(once, [] { ok = sodium_init() >= 0; });
+    if (!ok) throw std::runtime_error("libsodium could not be initialised (sodium_init failed)");
+}
+
+void random_bytes(std::span<uint8_t> out) {
+    ensure_crypto();
+    randombytes_buf(out.data(), out.size());
+}
+
+Key random_key() {
+    Key k;
+    random_bytes(k);
+    return k;
+}
+
+bool looks_sealed(std::span<const uint8_t> bytes) {
+    if (bytes.empty() || (bytes[0] & 0xF8) != kSealPrefixBase) return false;
+    const size_t n = size_t(bytes[0] & 7) + 1;
+    return bytes.size() >= 1 + n + kSealTagBytes && bytes.size() <= kMaxDatagram;
+}
+
+bool ReplayWindow::fresh(uint64_t counter) const {
+    if (!any_ || counter > newest_) return true;
+    if (newest_ - counter >= kSize) return false;
+    return !(seen_[(counter % kSize) / 64] >> (counter % 64) & 1);
+}
+
+void ReplayWindow::accept(uint64_t counter) {
+    if (!any_ || counter > newest_) {
+        // Slide: clear the bits of counters that fall between the old newest and the new one.
+        const uint64_t from = any_ ? newest_ + 1 : counter;
+        if (!any_ || counter - newest_ >= kSize) seen_.fill(0);
+        else
+            for (uint64_t c = from; c <= counter; ++c) seen_[(c % kSize) / 64] &= ~(uint64_t(1) << (c % 64));
+        newest_ = counter;
+        any_ = true;
+    }
+    seen_[(counter % kSize) / 64] |= uint64_t(1) << (counter % 64);
+}
+
+std::vector<uint8_t> PacketSealer::seal(std::span<const uint8_t> inner) {
+    ensure_crypto();
+    if (inner.size() + kMaxSealOverhead > kMaxDatagram)
+        throw std::invalid_argument("sealed datagram would exceed " + std::to_string(kMaxDatagram) + " bytes");
+    const uint64_t c = counter_++;
+    size_t n = 1;
+    while (n < 8 && (c >> (8 * n)) != 0) ++n;
+    std::vector<uint8_t> out(1 + n + inner.size() + kSealTagBytes);
+    out[0] = uint8_t(kSealPrefixBase | (n - 1));
+    for (size_t i = 0; i < n; ++i) out[1 + i] = uint8_t(c >> (8 * i));
+    uint8_t ad[16], nonce[12];
+    const size_t ad_len = sealed_ad(out.data(), 1 + n, ad);
+    counter_nonce(c, nonce);
+    unsigned long long clen = 0;
+    crypto_aead_chacha20poly1305_ietf_encrypt(out.data() + 1 + n, &clen, inner.data(), inner.size(), ad, ad_len, nullptr,
+                                              nonce, key_.data());
+    return out;
+}
+
+PacketOpener::Result PacketOpener::open(std::span<const uint8_t> bytes, std::vector<uint8_t>& inner) {
+    ensure_crypto();
+    if (!looks_sealed(bytes)) return Result::NotSealed;
+    const size_t n = size_t(bytes[0] & 7) + 1;
+    uint64_t c = 0;
+    for (size_t i = 0; i < n; ++i) c |= uint64_t(bytes[1 + i]) << (8 * i);
+    // Cheap refusal of a replay before spending a decryption on it.
+    if (!window_.fresh(c)) return Result::Replayed;
+    uint8_t ad[16], nonce[12];
+    const size_t ad_len = sealed_ad(bytes.data(), 1 + n, ad);
+    counter_nonce(c, nonce);
+    const size_t clen = bytes.size() - 1 - n;
+    inner.resize(clen - kSealTagBytes);
+    unsigned long long mlen = 0;
+    if (crypto_aead_chacha20poly1305_ietf_decrypt(inner.data(), &mlen, nullptr, bytes.data() + 1 + n, clen, ad, ad_len, nonce,
+                                                  key_.data()) != 0) {
+        inner.clear();
+        return Result::Forged;
+    }
+    window_.accept(c);
+    return Result::Ok;
+}
+
+const char* seal_result_name(PacketOpener::Result r) {
+    switch (r) {
+        case PacketOpener::Result::Ok: return "ok";
+        case PacketOpener::Result::NotSealed: return "not sealed";
+        case PacketOpener::Result::Forged: return "forged";
+        case PacketOpener::Result::Replayed: return "replayed";
+    }
+    return "?";
+}
+
+std::vector<uint8_t> seal_random_nonce(const Key& key, std::span<const uint8_t> plain, std::span<const uint8_t> ad) {
+    static_assert(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES == kRandomNonceBytes);
+    ensure_crypto();
+    std::vector<uint8_t> out(kRandomNonceBytes + plain.size() + kSealTagBytes);
+    randombytes_buf(out.data(), kRandomNonceBytes);
+    unsigned long long clen = 0;
+    crypto_aead_xchacha20poly1305_ietf_encrypt(out.data() + kRandomNonceBytes, &clen, plain.data(), plain.size(), ad.data(),
+                                               ad.size(), nullptr, out.data(), key.data());
+    return out;
+}
+
+bool open_random_nonce(const Key& key, std::span<const uint8_t> sealed, std::span<const uint8_t> ad, std::vector<uint8_t>& plain) {
+    ensure_crypto();
+    if (sealed.size() < kRandomNonceBytes + kSealTagBytes) return false;
+    plain.resize(sealed.size() - kRandomNonceBytes - kSealTagBytes);
+    unsigned long long mlen = 0;
+    if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain.data(), &mlen, nullptr, sealed.data() + kRandomNonceBytes,
+                                                   sealed.size() - kRandomNonceBytes, ad.data(), ad.size(), sealed.data(),
+                                                   key.data()) != 0) {
+        plain.clear();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace ks::net

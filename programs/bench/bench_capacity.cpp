@@ -1,0 +1,142 @@
+// kinesync-bench Capacity/<characters>/<clients>: the real server loop in-process, without sockets.
+// A simulated world of N characters (built-in motion) is stepped at 60 Hz and published to a
+// net::Server whose datagrams go to M ClientSessions (handshake, skeletons, snapshots decoded,
+// acks, pings) and whose replies come back through Server::inject, each client 1-6 ticks away
+// (17-100 ms each way). Timed per tick:
+// what the server's thread does in a tick (world step, the frame, publish: quantization, every
+// client's snapshot, resends); the clients' work is not. Counters: tick_p50_ms, tick_p99_ms and
+// missed_ticks (ticks that took longer than the 16.7 ms a 60 Hz tick has), over 5 s of ticks after
+// a 1 s warm-up (handshakes).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <spdlog/spdlog.h>
+
+#include "client/src/session.h"
+#include "server/src/net/server.h"
+#include "programs/server/sim/world.h"
+
+using namespace ks;
+
+namespace {
+
+void run_capacity(benchmark::State& state, bool share, int workers = -1) {
+    const int characters = int(state.range(0)), clients = int(state.range(1));
+    if (!spdlog::get("server")) spdlog::register_logger(std::make_shared<spdlog::logger>("server"));  // silent
+    static const ClipLibrary lib = builtin_clip_library();
+    for (auto _ : state) {
+        WorldConfig wc;
+        wc.characters = characters;
+        wc.controller.teleport_every_s = 10.0f;
+        World world(lib, wc);
+        WorkerPool world_pool(workers);  // the demo's animation on every core too
+        net::Roster roster;
+        for (size_t s = 0; s < lib.skeletons.size(); ++s)
+            roster.skeletons[uint16_t(s)] = {lib.skeleton_names[s], lib.skeletons[s], lib.metres_per_unit[s],
+                                             plan_precision(lib.skeletons[s], lib.metres_per_unit[s])};
+        for (int c = 0; c < characters; ++c) roster.characters[uint16_t(c)] = {uint16_t(world.characters()[size_t(c)].skeleton()), ""};
+        // Client i is 1 + i % 6 ticks away (17-100 ms each way): clients acknowledge different
+        // ticks, as real ones do, so they do not all share one baseline.
+        struct InFlight {
+            int due;
+            std::vector<uint8_t> bytes;
+        };
+        std::map<uint16_t, std::vector<InFlight>> to_client;  // by client port
+        int tick_now = 0;
+        auto delay = [](int client) { return 1 + client % 6; };
+        net::ServerConfig sc;
+        sc.max_clients = clients;
+        sc.share_encodings = share;
+        sc.worker_threads = workers;
+        sc.transport = [&](const asio::ip::udp::endpoint& to, std::span<const uint8_t> bytes) {
+            to_client[to.port()].push_back({tick_now + delay(to.port() - 20000), std::vector<uint8_t>(bytes.begin(), bytes.end())});
+        };
+        asio::io_context io;
+        net::Server server(io, sc, roster);
+        std::vector<std::unique_ptr<ClientSession>> sessions;
+        for (int i = 0; i < clients; ++i) {
+            ClientSessionConfig cc;
+            cc.salt = uint64_t(i) * 7919 + 1;
+            sessions.push_back(std::make_unique<ClientSession>(cc));
+        }
+        const asio::ip::address loop = asio::ip::make_address("127.0.0.1");
+        struct Reply {
+            int due;
+            uint16_t port;
+            std::vector<uint8_t> bytes;
+        };
+        std::vector<Reply> replies;
+        auto exchange = [&](double now) {  // clients read what has arrived and answer
+            for (int i = 0; i < clients; ++i) {
+                ClientSession& s = *sessions[size_t(i)];
+                const uint16_t port = uint16_t(20000 + i);
+                std::vector<InFlight>& q = to_client[port];
+                for (const InFlight& d : q)
+                    if (d.due <= tick_now) s.on_datagram(d.bytes, now);
+                q.erase(std::remove_if(q.begin(), q.end(), [&](const InFlight& d) { return d.due <= tick_now; }), q.end());
+                s.update(now);
+                s.take_received();
+                s.take_events();
+                // Replies take the same time back: held here, injected when due.
+                for (auto& d : s.take_outgoing()) replies.push_back({tick_now + delay(i), port, std::move(d)});
+            }
+            for (auto it = replies.begin(); it != replies.end();) {
+                if (it->due > tick_now) {
+                    ++it;
+                    continue;
+                }
+                server.inject({loop, it->port}, it->bytes);
+                it = replies.erase(it);
+            }
+        };
+        for (int i = 0; i < clients; ++i) sessions[size_t(i)]->connect(0.0);
+        std::vector<double> tick_ms;
+        const int warmup = 60, measured = 300;
+        Pose scratch;
+        for (int n = 1; n <= warmup + measured; ++n) {
+            const double now = n / 60.0;
+            tick_now = n;
+            exchange(now);
+            const auto t0 = std::chrono::steady_clock::now();
+            world.step(workers != 0 ? &world_pool : nullptr);
+            net::TickFrame f;
+            f.tick = world.tick();
+            for (size_t c = 0; c < world.characters().size(); ++c) {
+                const Character& ch = world.characters()[c];
+                f.characters.push_back({uint16_t(c), ch.epoch(), &ch.pose()});
+                for (const CharacterEvent& e : ch.events())
+                    f.events.push_back({uint16_t(c), e.epoch,
+                                        e.kind == CharacterEvent::Kind::Teleport ? kinesync::wire::EventKind::Teleport : kinesync::wire::EventKind::Reset,
+                                        e.tick});
+            }
+            server.publish(f);
+            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            if (n > warmup) tick_ms.push_back(ms);
+        }
+        std::sort(tick_ms.begin(), tick_ms.end());
+        state.counters["tick_p50_ms"] = tick_ms[tick_ms.size() / 2];
+        state.counters["tick_p99_ms"] = tick_ms[std::min(tick_ms.size() - 1, size_t(0.99 * double(tick_ms.size())))];
+        state.counters["missed_ticks"] = double(std::count_if(tick_ms.begin(), tick_ms.end(), [](double ms) { return ms > 1000.0 / 60.0; }));
+        state.counters["clients_connected"] = double(server.clients().size());
+        const double lookups = double(server.encode_cache().hits() + server.encode_cache().misses());
+        state.counters["shared_encoding_ratio"] = lookups > 0 ? double(server.encode_cache().hits()) / lookups : 0.0;
+        uint64_t received = 0;
+        for (const auto& s : sessions) received += s->stats().characters_decoded;
+        state.counters["characters_per_client_per_s"] = double(received) / double(clients) / ((warmup + measured) / 60.0);
+    }
+}
+
+}  // namespace
+
+void BM_Capacity(benchmark::State& state) { run_capacity(state, true); }
+// The same without sharing encodings between clients (each client's snapshot coded on its own).
+void BM_CapacityUnshared(benchmark::State& state) { run_capacity(state, false); }
+// The same on one core (no worker thread).
+void BM_CapacityOneCore(benchmark::State& state) { run_capacity(state, true, 0); }
+
+BENCHMARK(BM_Capacity)->Name("Capacity")->Args({64, 16})->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CapacityUnshared)->Name("CapacityUnshared")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CapacityOneCore)->Name("CapacityOneCore")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);

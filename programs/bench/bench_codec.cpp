@@ -1,0 +1,116 @@
+// kinesync-bench: snapshot codec. Encode and decode time per character (delta against a baseline
+// 4 snapshots old), and the figures: bits per joint (benchmarks named ..._abs / ..._delta, counter
+// bits_per_joint) and bytes per second per character at 20/30/60 Hz snapshots (100 ms round trip,
+// 1 % loss, IP/UDP and envelope headers included), on the shared walk and dance clips (built-in
+// walk when ../shared/mocap is absent).
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <string>
+
+#include <kinesync/offline/builtin_motion.h>
+#include <kinesync/offline/looping.h>
+#include <kinesync/offline/bvh.h>
+#include "tests/support/codec_sim.h"
+
+using namespace ks;
+
+namespace {
+
+const Clip& bench_clip(const std::string& name) {
+    static std::map<std::string, Clip> cache;
+    auto it = cache.find(name);
+    if (it != cache.end()) return it->second;
+    const std::string dir = std::getenv("KS_MOCAP_DIR") ? std::getenv("KS_MOCAP_DIR") : KS_DEFAULT_MOCAP_DIR;
+    const std::string file = dir + "/" + (name == "walk" ? "cmu_02_01_walk.bvh" : "cmu_05_20_dance_leaps.bvh");
+    Clip c;
+    if (std::filesystem::exists(file)) {
+        BvhOptions bo;
+        bo.skip_frames = 1;
+        LoopOptions lo;
+        lo.root = RootMode::Fix;
+        c = make_loop(load_bvh(file, bo).clip, lo);
+    } else {
+        c = builtin_clip(name == "walk" ? "walk" : "run");
+    }
+    return cache.emplace(name, std::move(c)).first->second;
+}
+
+struct States {
+    SkeletonPrecision prec;
+    std::vector<QCharacter> q;
+};
+
+const States& states_for(const Clip& c) {
+    static std::map<const Clip*, States> cache;
+    auto it = cache.find(&c);
+    if (it != cache.end()) return it->second;
+    States s;
+    s.prec = plan_precision(c.skeleton, c.metres_per_unit);
+    for (int i = 0; i < 300; ++i) s.q.push_back(quantize_character(test::sample_pose(c, i / 30.0 + 0.1), c.skeleton, s.prec, 0));
+    return cache.emplace(&c, std::move(s)).first->second;
+}
+
+void BM_EncodeDelta(benchmark::State& state, std::string clip) {
+    const Clip& c = bench_clip(clip);
+    const States& s = states_for(c);
+    std::vector<uint8_t> out;
+    size_t i = 8;
+    for (auto _ : state) {
+        CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
+        out.clear();
+        encode_character(out, s.q[i], &b, s.prec);
+        benchmark::DoNotOptimize(out.data());
+        if (++i == s.q.size()) i = 8;
+    }
+    state.counters["joints"] = c.joints();
+}
+
+void BM_DecodeDelta(benchmark::State& state, std::string clip) {
+    const Clip& c = bench_clip(clip);
+    const States& s = states_for(c);
+    std::vector<std::vector<uint8_t>> coded;
+    for (size_t i = 8; i < s.q.size(); ++i) {
+        CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
+        coded.emplace_back();
+        encode_character(coded.back(), s.q[i], &b, s.prec);
+    }
+    QCharacter out;
+    size_t k = 0;
+    for (auto _ : state) {
+        const size_t i = k + 8;
+        CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
+        benchmark::DoNotOptimize(decode_character(coded[k], out, &b, s.prec));
+        if (++k == coded.size()) k = 0;
+    }
+    state.counters["joints"] = c.joints();
+}
+
+// Figures from a 20 s simulated session; the timed loop quantizes one pose (the per-tick cost
+// the server pays once per character).
+void BM_Figures(benchmark::State& state, std::string clip, bool delta, float hz) {
+    const Clip& c = bench_clip(clip);
+    const test::SimResult r = test::simulate({&c}, 20.0, hz, test::LinkSim{0.01f, 0.01f, 0.0f, 6, 2, 9});
+    const States& s = states_for(c);
+    const Pose p = test::sample_pose(c, 0.5);
+    for (auto _ : state) benchmark::DoNotOptimize(quantize_character(p, c.skeleton, s.prec, 0));
+    state.counters["bits_per_joint"] = delta ? r.delta_bits_per_joint : r.full_bits_per_joint;
+    state.counters["rot_ang_bits_per_joint"] = delta ? r.delta_rotang_bits_per_joint : 0.0;
+    state.counters["bytes_per_s_per_character"] = r.bytes_per_s;
+    state.counters["snapshot_hz"] = hz;
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_EncodeDelta, walk, std::string("walk"));
+BENCHMARK_CAPTURE(BM_EncodeDelta, dance, std::string("dance"));
+BENCHMARK_CAPTURE(BM_DecodeDelta, walk, std::string("walk"));
+BENCHMARK_CAPTURE(BM_DecodeDelta, dance, std::string("dance"));
+BENCHMARK_CAPTURE(BM_Figures, codec_abs_walk_30hz, std::string("walk"), false, 30.0f)->Iterations(1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_abs_dance_30hz, std::string("dance"), false, 30.0f)->Iterations(1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_20hz, std::string("walk"), true, 20.0f)->Iterations(1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_30hz, std::string("walk"), true, 30.0f)->Iterations(1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_60hz, std::string("walk"), true, 60.0f)->Iterations(1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_dance_20hz, std::string("dance"), true, 20.0f)->Iterations(1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_dance_30hz, std::string("dance"), true, 30.0f)->Iterations(1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_dance_60hz, std::string("dance"), true, 60.0f)->Iterations(1000);

@@ -1,0 +1,102 @@
+// kinesync-bench: server costs. Animation per character per tick (sampling, transitions, root
+// motion, look-at, all with velocities), and per client per snapshot (the builder's baseline
+// choice, delta coding and packing; quantization is shared by all clients and timed apart).
+#include <benchmark/benchmark.h>
+
+#include "common/src/codec/snapshot_codec.h"
+#include "server/src/net/snapshot_builder.h"
+#include "programs/server/sim/world.h"
+
+using namespace ks;
+
+namespace {
+
+const ClipLibrary& library() {
+    static const ClipLibrary lib = builtin_clip_library();
+    return lib;
+}
+
+void BM_WorldTick(benchmark::State& state) {
+    WorldConfig cfg;
+    cfg.characters = int(state.range(0));
+    cfg.controller.teleport_every_s = 5.0f;
+    cfg.controller.reset_every_s = 7.0f;
+    World w(library(), cfg);
+    for (auto _ : state) w.step();
+    state.counters["characters"] = double(cfg.characters);
+    state.counters["per_character"] = benchmark::Counter(double(cfg.characters), benchmark::Counter::kIsIterationInvariantRate |
+                                                                                    benchmark::Counter::kInvert);
+}
+
+struct SnapshotFixture {
+    World world;
+    std::vector<SkeletonPrecision> precs;
+    SnapshotHistory history;
+    explicit SnapshotFixture(int characters) : world(library(), [&] {
+        WorldConfig c;
+        c.characters = characters;
+        return c;
+    }()) {
+        for (size_t s = 0; s < library().skeletons.size(); ++s) precs.push_back(plan_precision(library().skeletons[s], library().metres_per_unit[s]));
+    }
+    std::vector<CharacterSnapshot> quantize() {
+        std::vector<CharacterSnapshot> now;
+        for (size_t c = 0; c < world.characters().size(); ++c) {
+            const Character& ch = world.characters()[c];
+            now.push_back({uint16_t(c), uint16_t(ch.skeleton()), quantize_character(ch.pose(), library().skeletons[size_t(ch.skeleton())], precs[size_t(ch.skeleton())], ch.epoch())});
+        }
+        return now;
+    }
+};
+
+void BM_QuantizeShared(benchmark::State& state) {
+    SnapshotFixture fx(int(state.range(0)));
+    fx.world.step();
+    for (auto _ : state) benchmark::DoNotOptimize(fx.quantize());
+    state.counters["per_character"] = benchmark::Counter(double(state.range(0)), benchmark::Counter::kIsIterationInvariantRate |
+                                                                                     benchmark::Counter::kInvert);
+}
+
+// One client's snapshot (delta against a baseline acked 6 ticks earlier), for N characters.
+void BM_SnapshotPerClient(benchmark::State& state) {
+    const int n = int(state.range(0));
+    SnapshotFixture fx(n);
+    BuilderConfig bc;
+    bc.bandwidth_bps = 1e9f;  // measure coding, not the budget
+    SnapshotBuilder builder(bc);
+    const PrecisionLookup lookup = [&](uint16_t s) { return &fx.precs[s]; };
+    std::vector<std::pair<uint32_t, std::vector<uint16_t>>> pending;
+    size_t bytes = 0, snapshots = 0;
+    for (auto _ : state) {
+        state.PauseTiming();
+        fx.world.step();
+        fx.world.step();
+        const uint32_t tick = fx.world.tick();
+        const std::vector<CharacterSnapshot> now = fx.quantize();
+        fx.history.add(tick, now);
+        for (auto it = pending.begin(); it != pending.end();) {
+            if (it->first + 6 <= tick) {
+                builder.on_delivered(it->first, it->second);
+                it = pending.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        state.ResumeTiming();
+        for (const SnapshotPart& p : builder.build(tick, now, fx.history, lookup)) {
+            bytes += p.data.size();
+            pending.push_back({tick, p.characters});
+        }
+        ++snapshots;
+    }
+    state.counters["characters"] = n;
+    state.counters["bytes_per_snapshot"] = double(bytes) / double(std::max<size_t>(1, snapshots));
+    state.counters["per_character"] = benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                                        benchmark::Counter::kInvert);
+}
+
+}  // namespace
+
+BENCHMARK(BM_WorldTick)->Arg(1)->Arg(16)->Arg(64);
+BENCHMARK(BM_QuantizeShared)->Arg(16)->Arg(64);
+BENCHMARK(BM_SnapshotPerClient)->Arg(16)->Arg(64);

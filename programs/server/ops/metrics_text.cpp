@@ -1,0 +1,118 @@
+#include "programs/server/ops/metrics_text.h"
+
+#include <cmath>
+#include <spdlog/fmt/fmt.h>
+
+namespace ks::ops {
+
+std::string prometheus_escape_label(std::string_view value) {
+    std::string out;
+    out.reserve(value.size());
+    for (char c : value) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\n') out += "\\n";
+        else out += c;
+    }
+    return out;
+}
+
+std::string prometheus_escape_help(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '\n') out += "\\n";
+        else out += c;
+    }
+    return out;
+}
+
+std::string prometheus_value(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+    return fmt::format("{}", v);
+}
+
+void PrometheusText::family(std::string_view name, std::string_view type, std::string_view help) {
+    text_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, prometheus_escape_help(help), name, type);
+}
+
+void PrometheusText::labels_and_value(Labels labels, const std::string& value) {
+    if (labels.size()) {
+        text_ += '{';
+        bool first = true;
+        for (const auto& [k, v] : labels) {
+            text_ += fmt::format("{}{}=\"{}\"", first ? "" : ",", k, prometheus_escape_label(v));
+            first = false;
+        }
+        text_ += '}';
+    }
+    text_ += ' ';
+    text_ += value;
+    text_ += '\n';
+}
+
+void PrometheusText::sample(std::string_view name, Labels labels, double value) {
+    text_ += name;
+    labels_and_value(labels, prometheus_value(value));
+}
+
+void PrometheusText::sample(std::string_view name, Labels labels, uint64_t value) {
+    text_ += name;
+    labels_and_value(labels, std::to_string(value));
+}
+
+void PrometheusText::counter(std::string_view name, std::string_view help, uint64_t value) {
+    family(name, "counter", help);
+    sample(name, {}, value);
+}
+
+void PrometheusText::gauge(std::string_view name, std::string_view help, double value) {
+    family(name, "gauge", help);
+    sample(name, {}, value);
+}
+
+std::string metrics_text(const MetricsSnapshot& m) {
+    PrometheusText p;
+    const net::ServerStats& n = m.net;
+    p.family("kinesync_build_info", "gauge", "Always 1; the version as a label.");
+    p.sample("kinesync_build_info", {{"version", m.version}}, uint64_t(1));
+    p.gauge("kinesync_healthy", "1 while the tick loop runs and keeps up (what /healthz says).", m.healthy ? 1 : 0);
+    p.gauge("kinesync_ready", "1 while listening and not draining (what /readyz says).", m.ready ? 1 : 0);
+    p.gauge("kinesync_draining", "1 once a SIGTERM/SIGINT (or --duration) started the shutdown.", m.draining ? 1 : 0);
+    p.counter("kinesync_ticks_total", "Ticks published to clients and the recording.", m.ticks);
+    p.counter("kinesync_missed_ticks_total", "Ticks that started more than one tick period late.", m.missed_ticks);
+    p.gauge("kinesync_tick_time_p50_seconds", "Median time spent per tick (quantize, snapshots, recording) over the last stats interval.",
+            m.tick_p50_s);
+    p.gauge("kinesync_tick_time_p99_seconds", "99th percentile of the time spent per tick over the last stats interval.", m.tick_p99_s);
+    p.gauge("kinesync_clients_connected", "Clients connected now.", double(m.clients));
+    p.gauge("kinesync_characters", "Characters streamed now.", double(m.characters));
+    p.counter("kinesync_connects_total", "Clients accepted.", n.connects);
+    p.counter("kinesync_disconnects_total", "Clients that said goodbye.", n.disconnects);
+    p.counter("kinesync_timeouts_total", "Clients dropped for silence.", n.timeouts);
+    p.counter("kinesync_stalled_total", "Clients dropped for not acknowledging reliable messages.", n.stalled);
+    p.counter("kinesync_refused_total", "Connection attempts refused (bad cookie, server full, too many from one address).", n.refused);
+    p.counter("kinesync_tokens_refused_total", "Connect tokens refused (missing, expired, for another server, invalid or already used).",
+              n.tokens_refused);
+    p.counter("kinesync_unauthenticated_total", "Clear datagrams other than the handshake while connect tokens are required.",
+              n.unauthenticated);
+    p.counter("kinesync_forged_total", "Sealed datagrams that did not authenticate under their session's key.", n.forged);
+    p.counter("kinesync_replayed_total", "Sealed datagrams seen before or older than the replay window.", n.replayed);
+    p.counter("kinesync_rate_limited_total", "Datagrams over the per-address handshake or per-session rate.", n.rate_limited);
+    p.counter("kinesync_received_datagrams_total", "UDP datagrams received.", n.datagrams_in);
+    p.counter("kinesync_sent_datagrams_total", "UDP datagrams sent.", n.datagrams_out);
+    p.counter("kinesync_received_bytes_total", "UDP payload bytes received.", n.bytes_in);
+    p.counter("kinesync_sent_bytes_total", "UDP payload bytes sent.", n.bytes_out);
+    p.counter("kinesync_send_failures_total", "Datagrams the socket would not take (buffer full): dropped.", n.send_failures);
+    p.counter("kinesync_unexpected_datagrams_total", "Well-formed datagrams not acceptable from their sender in its state.", n.unexpected);
+    p.counter("kinesync_malformed_datagrams_total", "Datagrams that failed to decode, all reasons.", n.malformed);
+    p.family("kinesync_malformed_datagrams_by_reason_total", "counter", "Datagrams that failed to decode, by reason.");
+    for (size_t r = 0; r < n.malformed_by_reason.size(); ++r)
+        if (r != size_t(net::DecodeError::None))
+            p.sample("kinesync_malformed_datagrams_by_reason_total", {{"reason", net::decode_error_name(net::DecodeError(r))}},
+                     n.malformed_by_reason[r]);
+    return p.text();
+}
+
+}  // namespace ks::ops

@@ -1,0 +1,91 @@
+#pragma once
+// One simulated character: a small seeded controller over the clip library. It plays a clip at a
+// varying speed, switches clips at varied times with dead blending or inertialization,
+// accumulates root motion, turns its head toward a moving target (look-at with velocities), and
+// is teleported / reset now and then, each bumping its epoch. Velocities all come out of the
+// animation ops (sampling, blends, kform products, look-at): never from past poses, so they are
+// right on the first tick after a teleport or reset.
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <kinesync/common/anim/pose.h>
+#include "programs/server/sim/clip_library.h"
+
+namespace ks {
+
+enum class TransitionKind { DeadBlending, Inertialization };
+
+struct ControllerConfig {
+    TransitionKind transition = TransitionKind::DeadBlending;
+    float blend_time = 0.3f;               // seconds
+    float extrapolation_halflife = 0.15f;  // dead blending
+    float switch_min_s = 3.0f, switch_max_s = 8.0f;
+    float speed_min = 0.8f, speed_max = 1.2f;
+    float teleport_every_s = 0.0f;  // 0: never
+    float reset_every_s = 0.0f;     // 0: never
+    float lookat_weight = 0.7f;
+};
+
+struct CharacterEvent {
+    enum class Kind : uint8_t { Teleport, Reset };
+    Kind kind;
+    uint32_t tick;
+    uint16_t epoch;  // the epoch that starts with this event
+};
+
+class Character {
+public:
+    Character(const ClipLibrary& lib, int skeleton, uint64_t seed, vec3 start, float start_yaw, const ControllerConfig& cfg);
+    // Advances by dt seconds to `tick`; events raised on this tick are in events().
+    void step(double dt, uint32_t tick);
+    // Joint 0 (the hips) in the world, other joints local; velocities included.
+    const Pose& pose() const { return out_; }
+    uint16_t epoch() const { return epoch_; }
+    int skeleton() const { return skeleton_; }
+    const std::vector<CharacterEvent>& events() const { return events_; }
+    int clip() const { return clip_; }
+    // Clip switches so far (a transition starts at each).
+    int switches() const { return switches_; }
+
+    // Controls (also used by the scenario): teleport by a rigid move, reset into a clip and time.
+    void teleport(vec3 position, float yaw, uint32_t tick);
+    void reset(int clip, double clip_time, uint32_t tick);
+
+private:
+    void sample_input(Pose& out, int clip, double clip_time, float speed, const kform& anchor) const;
+    void start_transition(int next_clip, double next_time, double dt);
+    kform current_ground() const;  // the character root under the displayed hips
+    double period(int clip) const;
+
+    const ClipLibrary& lib_;
+    int skeleton_;
+    ControllerConfig cfg_;
+    std::mt19937_64 rng_;
+    int clip_ = 0;
+    double time_ = 0.0;       // clip time, unwrapped within [0, period)
+    float speed_ = 1.0f, speed_target_ = 1.0f;
+    kform anchor_;            // world = anchor * ground(time)
+    double next_switch_ = 0.0, next_teleport_ = 0.0, next_reset_ = 0.0, clock_ = 0.0;
+    // Transition state.
+    bool blending_ = false;
+    double blend_clock_ = 0.0;
+    Pose transition_, offset_, scratch_, input_, global_;
+    std::vector<quat> dirs_;
+    uint16_t epoch_ = 0;
+    int switches_ = 0;
+    std::vector<CharacterEvent> events_;
+    Pose out_;
+    int head_ = -1;
+    vec3 head_forward_{0, 0, 1};
+    vec3 target_phase_;
+};
+
+// Seeded uniform helpers used across the simulation (independent of the standard library's
+// distribution implementations, so a seed means the same run everywhere).
+inline double rng_uniform(std::mt19937_64& rng, double lo, double hi) {
+    return lo + (hi - lo) * double(rng() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+}  // namespace ks

@@ -1,0 +1,67 @@
+#include "programs/testbench/bot.h"
+
+#include <algorithm>
+
+namespace ks {
+
+StreamClientConfig Bot::client_config(const BotConfig& cfg) {
+    StreamClientConfig c;
+    c.host = cfg.host;
+    c.port = cfg.port;
+    c.reconstruct = cfg.reconstruct;
+    c.io = IoMode::Pumped;
+    c.reconnect_after_s = cfg.reconnect_after_s;
+    c.simulate = cfg.profile;
+    c.seed = cfg.seed;
+    c.viewpoint = cfg.viewpoint;
+    c.connect_token = cfg.connect_token;
+    if (cfg.token_key)
+        c.fetch_token = [key = *cfg.token_key, server = cfg.host + ":" + std::to_string(cfg.port), id = cfg.seed] {
+            net::TokenRequest r;
+            r.client_id = id;
+            r.servers = {server};
+            return net::issue_connect_token(key, r, net::unix_now_s());
+        };
+    return c;
+}
+
+Bot::Bot(const BotConfig& cfg) : cfg_(cfg), client_(client_config(cfg)) {}
+
+void Bot::start(double now_s) {
+    started_ = now_s;
+    client_.connect();
+}
+
+void Bot::stop() { client_.disconnect(); }
+
+const Pose* Bot::displayed(uint16_t character) const {
+    const RemoteCharacter* c = client_.character(character);
+    return c && c->ready ? &c->local : nullptr;
+}
+
+void Bot::poll(double now_s) {
+    if (now_s - last_render_ >= 1.0 / cfg_.render_hz) {
+        last_render_ = now_s;
+        client_.update();  // network first, then every character rendered
+        client_.take_events();
+    } else {
+        client_.poll();
+    }
+}
+
+BotReport Bot::report(double now_s) const {
+    const StreamClientStats s = client_.stats();
+    BotReport r;
+    r.snapshots_received = s.session.snapshots_received;
+    r.snapshots_lost = s.session.snapshots_lost;
+    r.bytes_per_s = double(s.session.bytes_in + 28 * s.session.datagrams_in) / std::max(1e-9, now_s - started_);
+    r.rtt_ms = s.rtt_ms;
+    r.time_sync_err_ms = s.time_sync_error_ms;
+    r.reconstruct_ns_per_character = s.render_ns_per_character;
+    r.reconnects = s.reconnects;
+    r.malformed = s.session.malformed;
+    r.state = client_.state_name();
+    return r;
+}
+
+}  // namespace ks

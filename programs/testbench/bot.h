@@ -1,0 +1,60 @@
+#pragma once
+// One test client ("bot"): a StreamClient rendering at a fixed rate, reconnecting when the server
+// goes away, reporting what it measured. kinesync-client runs several in one process.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <kinesync/client/stream_client.h>
+#include "common/src/net/connect_token.h"
+
+namespace ks {
+
+struct BotConfig {
+    std::string host = "127.0.0.1";
+    uint16_t port = 40000;
+    ReconstructConfig reconstruct;
+    std::optional<NetProfile> profile;  // none: the socket directly
+    uint64_t seed = 1;
+    double render_hz = 60.0;
+    double reconnect_after_s = 1.0;
+    std::optional<vec3> viewpoint;  // metres: reported to the server (relevance)
+    // The servers' private key, standing in for a game's backend: each connection attempt gets a
+    // fresh connect token for host:port (a test bench convenience; a game client never holds it).
+    std::optional<net::Key> token_key;
+    std::vector<uint8_t> connect_token;  // or one token (one session)
+};
+
+struct BotReport {
+    uint64_t snapshots_received = 0, snapshots_lost = 0;
+    double bytes_per_s = 0, rtt_ms = 0, time_sync_err_ms = 0, reconstruct_ns_per_character = 0;
+    uint64_t reconnects = 0, malformed = 0;
+    std::string state;
+};
+
+class Bot {
+public:
+    // Throws std::runtime_error when the host does not resolve.
+    explicit Bot(const BotConfig& cfg);
+    void start(double now_s);
+    // Says goodbye: the StreamClient sends a Disconnect straight to the server (not through the
+    // simulated link), so the server frees the slot at once. The destructor does the same.
+    void stop();
+    // Moves datagrams, renders when due. Call often (e.g. every millisecond).
+    void poll(double now_s);
+    BotReport report(double now_s) const;
+    ConnectionState state() const { return client_.state(); }
+    std::string disconnect_reason() const { return client_.disconnect_reason(); }
+    ClientSessionStats session_stats() const { return client_.stats().session; }
+    // The displayed local pose of a character (joint 0 in the world), if any.
+    const Pose* displayed(uint16_t character) const;
+
+private:
+    static StreamClientConfig client_config(const BotConfig& cfg);
+    BotConfig cfg_;
+    StreamClient client_;
+    double started_ = 0, last_render_ = -1e9;
+};
+
+}  // namespace ks

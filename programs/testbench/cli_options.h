@@ -1,0 +1,115 @@
+#pragma once
+// Command-line options shared by kinesync-client and kinesync-replay (CLI11, header-only, so the
+// client library itself does not depend on it).
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "client/src/reconstruct.h"
+#include "common/src/netsim/netsim.h"
+
+namespace ks {
+
+// A UDP port given on the command line: a decimal number 1..65535, nothing else. Returns the
+// reason it is not one ("" when it is).
+inline std::string port_error(const std::string& text) {
+    unsigned long v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
+        return "port '" + text + "' is not a number (expected 1..65535)";
+    if (ec == std::errc::result_out_of_range || v < 1 || v > 65535) return "port " + text + " is out of range 1..65535";
+    return "";
+}
+
+struct HostPort {
+    std::string host;
+    uint16_t port = 0;
+};
+
+// "HOST:PORT" (the last colon separates them) with a non-empty host and a port 1..65535; throws
+// std::invalid_argument with a one-line message naming the value otherwise.
+inline HostPort parse_host_port(const std::string& text) {
+    const size_t colon = text.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+        throw std::invalid_argument("'" + text + "' is not HOST:PORT");
+    const std::string port = text.substr(colon + 1);
+    if (const std::string why = port_error(port); !why.empty()) throw std::invalid_argument(why + " in '" + text + "'");
+    return {text.substr(0, colon), uint16_t(std::stoul(port))};
+}
+
+// CLI11 check for a HOST:PORT option (an error exits as any other bad option does).
+inline CLI::Validator host_port_validator() {
+    return CLI::Validator(
+        [](std::string& value) -> std::string {
+            try {
+                parse_host_port(value);
+                return "";
+            } catch (const std::invalid_argument& e) {
+                return e.what();
+            }
+        },
+        "HOST:PORT");
+}
+
+inline void add_correction_options(CLI::App& app, ReconstructConfig& rc) {
+    app.add_option("--sod-f", rc.correction_sod.f, "deadblend+sod: correction frequency f, Hz")->capture_default_str()
+        ->check(CLI::Range(0.1f, 100.0f));
+    app.add_option("--sod-zeta", rc.correction_sod.zeta, "deadblend+sod: correction damping zeta")->capture_default_str()
+        ->check(CLI::Range(0.05f, 10.0f));
+    app.add_option("--correction-accel", rc.correction_accel_max,
+                   "deadblend+sod: largest acceleration a correction may add, m/s^2")->capture_default_str()
+        ->check(CLI::Range(0.1f, 1e6f));
+    app.add_option("--correction-floor", rc.correction_min_ratio,
+                   "deadblend+sod: the budget never slows a correction below this fraction of f")
+        ->capture_default_str()->check(CLI::Range(0.01f, 1.0f));
+    app.add_option("--root-f", rc.root_correction_f, "deadblend+sod: the root translation's correction frequency, Hz")
+        ->capture_default_str()->check(CLI::Range(0.1f, 100.0f));
+    app.add_option("--root-accel", rc.root_accel_max,
+                   "deadblend+sod: largest acceleration the root translation's correction may add, m/s^2")
+        ->capture_default_str()->check(CLI::Range(0.1f, 1e6f));
+    app.add_option("--predict-root-halflife", rc.predict_root_halflife_s,
+                   "deadblend+sod: velocity half-life of the root's prediction, s")->capture_default_str()
+        ->check(CLI::Range(0.01f, 1e10f));
+    app.add_option("--predict-halflife", rc.predict_halflife_s, "deadblend+sod: velocity half-life of the prediction, s")
+        ->capture_default_str()->check(CLI::Range(0.01f, 1e6f));
+}
+
+// --latency --jitter --loss --burst --dup, each overriding one field of the chosen profile.
+struct NetworkOptions {
+    NetProfile custom;
+};
+
+inline void add_network_options(CLI::App& app, NetworkOptions& o) {
+    app.add_option("--latency", o.custom.latency_ms, "one-way delay, ms (overrides the profile's)");
+    app.add_option("--jitter", o.custom.jitter_ms, "delay sd, ms");
+    app.add_option("--loss", o.custom.loss, "loss rate 0..1");
+    app.add_option("--burst", o.custom.burst_length, "mean burst length: losses come in Gilbert-Elliott bursts");
+    app.add_option("--dup", o.custom.duplicate, "duplicate rate 0..1");
+}
+
+inline bool any_network_option(const CLI::App& app) {
+    for (const char* name : {"--latency", "--jitter", "--loss", "--burst", "--dup"})
+        if (app.count(name)) return true;
+    return false;
+}
+
+// The profile `base` (empty: a perfect network) with the options given one by one applied; named
+// "custom" when any was given. Throws std::invalid_argument (validate) when the result is unusable.
+inline NetProfile resolve_network(const CLI::App& app, const NetworkOptions& o, const std::string& base) {
+    NetProfile p = base.empty() ? NetProfile{} : net_profile(base);
+    if (app.count("--latency")) p.latency_ms = o.custom.latency_ms;
+    if (app.count("--jitter")) p.jitter_ms = o.custom.jitter_ms;
+    if (app.count("--loss")) p.loss = o.custom.loss;
+    if (app.count("--burst")) p.burst = true, p.burst_length = o.custom.burst_length;
+    if (app.count("--dup")) p.duplicate = o.custom.duplicate;
+    if (any_network_option(app)) p.name = "custom";
+    else if (base.empty()) p.name = "none";
+    validate(p);
+    return p;
+}
+
+}  // namespace ks

@@ -1,0 +1,54 @@
+#pragma once
+// What a StreamServer reports and how its snapshots favour a client's nearby characters.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ks {
+
+// Relevance: how much a client cares about each character, from the distances to the client's
+// viewpoint (what the snapshot builder's priorities follow).
+struct RelevanceConfig {
+    int near_count = 8;          // characters treated as if alone with the client
+    float near_priority = 1e4f;  // ahead of any far one's accumulated priority
+    float far_scale = 0.25f;     // priority of a far character at the near group's edge (or reference_m)
+    float reference_m = 10.0f;   // the edge is taken at least this far (a near group at the viewer's feet)
+    float min_priority = 0.005f;
+    // Level of detail for the characters outside the near group: joints deeper than this are not
+    // sent (the client keeps their last values); -1 sends every joint.
+    int far_hold_depth = 1;
+};
+
+namespace net {
+
+constexpr size_t kDecodeErrorKinds = 17;  // the reasons a datagram fails to decode (DecodeError)
+
+struct ServerStats {
+    uint64_t datagrams_in = 0, datagrams_out = 0, bytes_in = 0, bytes_out = 0;
+    uint64_t send_failures = 0;  // the socket refused a datagram (buffer full): dropped
+    uint64_t malformed = 0;      // failed decode_packet
+    std::array<uint64_t, kDecodeErrorKinds> malformed_by_reason{};  // by DecodeError
+    uint64_t unexpected = 0;  // well formed but not acceptable from that peer in its state
+    uint64_t refused = 0;     // bad cookies, server full, too many from one address
+    uint64_t tokens_refused = 0;   // connect tokens missing, expired, for another server, forged or used
+    uint64_t unauthenticated = 0;  // with tokens: clear datagrams other than the handshake, sealed ones for no session
+    uint64_t forged = 0;           // sealed datagrams that do not authenticate under the session key
+    uint64_t replayed = 0;         // sealed datagrams seen before (or older than the replay window)
+    uint64_t rate_limited = 0;     // over the per-address handshake or per-session datagram rate
+    uint64_t connects = 0, disconnects = 0, timeouts = 0;
+    uint64_t stalled = 0;     // dropped for not acknowledging reliable messages
+    uint64_t ticks = 0;
+};
+
+struct ClientReport {
+    uint32_t id;
+    std::string endpoint;
+    double bytes_per_s;
+    double rtt_ms;
+    uint64_t snapshots_sent;
+};
+
+}  // namespace net
+}  // namespace ks

@@ -1,0 +1,726 @@
+#include "server/src/net/server.h"
+
+#include <kinesync/common/errors.h>
+#include <kinesync/common/net/disconnect_code.h>
+
+#include <algorithm>
+#include <random>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <stdexcept>
+#include <spdlog/spdlog.h>
+
+namespace ks::net {
+
+namespace {
+
+constexpr uint8_t kDcServerShutdown = uint8_t(DisconnectCode::ServerShutdown);
+constexpr uint8_t kDcVersionMismatch = uint8_t(DisconnectCode::VersionMismatch);
+constexpr uint8_t kDcServerFull = uint8_t(DisconnectCode::ServerFull);
+constexpr uint8_t kDcTooManyFromAddress = uint8_t(DisconnectCode::TooManyFromAddress);
+constexpr uint8_t kDcNotAcknowledging = uint8_t(DisconnectCode::NotAcknowledging);
+
+// check_token's reasons as codes.
+uint8_t token_refusal_code(const std::string& why) {
+    if (why == "connect token expired") return uint8_t(DisconnectCode::TokenExpired);
+    if (why == "connect token invalid") return uint8_t(DisconnectCode::TokenInvalid);
+    if (why == "connect token for another server") return uint8_t(DisconnectCode::TokenWrongServer);
+    if (why == "connect token already used") return uint8_t(DisconnectCode::TokenUsed);
+    if (why == "connect token required") return uint8_t(DisconnectCode::TokenRequired);
+    return uint8_t(DisconnectCode::Unspecified);
+}
+constexpr uint64_t kTagSnapshot = 1ull << 60, kTagReliable = 2ull << 60, kTagMask = 0xFFFFFFFFFFFFFFull;
+
+std::string endpoint_text(const asio::ip::udp::endpoint& ep) { return ep.address().to_string() + ":" + std::to_string(ep.port()); }
+
+uint64_t random_seed() {
+    std::random_device rd;
+    return (uint64_t(rd()) << 32) ^ rd();
+}
+}  // namespace
+
+struct Server::Session {
+    asio::ip::udp::endpoint ep;
+    std::string key;
+    uint32_t id = 0;
+    uint64_t salt = 0;
+    AckTracker received;
+    SentPacketLog sent;
+    uint16_t next_sequence = 0;
+    std::array<double, SentPacketLog::kWindow> sent_time{};
+    SnapshotBuilder builder;
+    struct SnapshotMeta {
+        uint32_t tick = 0;
+        std::vector<uint16_t> characters;
+    };
+    std::array<SnapshotMeta, SentPacketLog::kWindow> snapshot_meta;
+    struct Reliable {
+        uint32_t message_id;
+        std::function<std::vector<uint8_t>(const PacketHeader&)> build;
+        double last_sent = -1e9, first_sent = -1;
+        int sends = 0;
+        bool acked = false;
+        std::vector<uint16_t> defines;  // characters this message defines
+        size_t bytes = 0;               // datagram size (before sealing)
+    };
+    std::vector<Reliable> reliable;
+    std::set<uint16_t> known;  // characters whose definition the client acknowledged
+    std::optional<vec3> viewpoint;  // where the client watches from (metres), once it said
+    double last_heard = 0;
+    double rtt_ms = 0;
+    uint64_t bytes_sent = 0, snapshots_sent = 0;
+    double bytes_window_start = 0;
+    uint64_t bytes_window = 0;
+    double bytes_per_s = 0;
+    std::optional<PacketSealer> sealer;  // connect tokens: our packets, sealed
+    std::optional<PacketOpener> opener;  // and the client's, opened and checked for replays
+    uint64_t user_id = 0;                // the token's client id (the backend's player id)
+    double rx_tokens = 0, rx_last = 0;   // incoming datagram rate (token bucket)
+    double reliable_allowance = 0, allowance_last = 0;  // bytes reliable messages may still send now
+};
+
+Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
+    : cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed ? cfg.secret_seed : random_seed()),
+      history_(256) {
+    if (cfg_.worker_threads != 0) pool_ = std::make_unique<WorkerPool>(cfg_.worker_threads);
+    start_ = std::chrono::steady_clock::now();
+    if (cfg_.transport) {  // in-process: no socket
+        resolve_security();
+        return;
+    }
+    asio::error_code ec;
+    const asio::ip::address address = asio::ip::make_address(cfg_.bind, ec);
+    const std::string where = "UDP " + cfg_.bind + ":" + std::to_string(cfg_.port);
+    if (ec) throw Error(Errc::Network, "cannot listen on " + where + ": bad address (" + ec.message() + ")", "config.bind");
+    const asio::ip::udp::endpoint ep(address, cfg_.port);
+    // No reuse_address: a second server on a busy port must fail, not share it silently.
+    socket_.open(ep.protocol(), ec);
+    if (!ec) socket_.bind(ep, ec);
+    if (!ec) socket_.non_blocking(true, ec);
+    if (ec) {
+        asio::error_code ignored;
+        socket_.close(ignored);
+        throw Error(Errc::Network, "cannot listen on " + where + ": " + ec.message(), "config.port");
+    }
+    port_ = socket_.local_endpoint().port();
+    resolve_security();
+    if (cfg_.receive_buffer_bytes) {
+        // Not fatal: the kernel's default buffer still works, it just drops more in a burst.
+        const auto log = spdlog::get("server");
+        asio::socket_base::receive_buffer_size got;
+        socket_.set_option(asio::socket_base::receive_buffer_size(int(std::min(cfg_.receive_buffer_bytes, size_t(1) << 30))), ec);
+        if (!ec) socket_.get_option(got, ec);
+        if (!ec) receive_buffer_bytes_ = size_t(got.value());  // on Linux asio halves what the kernel reports (its bookkeeping)
+        if (log && ec)
+            log->warn("UDP receive buffer of {} KiB not set: {}", cfg_.receive_buffer_bytes / 1024, ec.message());
+        else if (log && receive_buffer_bytes_ < cfg_.receive_buffer_bytes)
+            log->warn("UDP receive buffer: asked {} KiB, the kernel granted {} KiB (capped by net.core.rmem_max; raise it with "
+                      "sysctl -w net.core.rmem_max={})", cfg_.receive_buffer_bytes / 1024, receive_buffer_bytes_ / 1024,
+                      cfg_.receive_buffer_bytes);
+        else if (log)
+            log->info("UDP receive buffer: {} KiB", receive_buffer_bytes_ / 1024);
+    }
+}
+
+Server::~Server() { stop(); }
+
+void Server::resolve_security() {
+    asio::error_code ec;
+    const asio::ip::address bind = asio::ip::make_address(cfg_.bind, ec);
+    const bool loopback = !ec && bind.is_loopback();
+    if (!cfg_.private_key) {
+        if (!cfg_.insecure_dev && !loopback && !cfg_.transport)
+            throw Error(Errc::InvalidConfig, "refusing to serve " + cfg_.bind + " without authentication: give the servers' private key " +
+                                     "(connect tokens; kinesync-server --key-file) or ask for the unauthenticated dev mode explicitly " +
+                                     "(insecure_dev; --insecure-dev)");
+        return;
+    }
+    secure_ = true;
+    ensure_crypto();
+    if (!cfg_.public_address.empty()) {
+        public_address_ = canonical_address(cfg_.public_address);
+        if (public_address_.empty())
+            throw Error(Errc::InvalidConfig, "public address \"" + cfg_.public_address + "\" is not a numeric address:port", "config.public_address");
+    } else {
+        if (ec || bind.is_unspecified())
+            throw Error(Errc::InvalidConfig, "connect tokens name the server's address: binding " + cfg_.bind +
+                                     ", give the public address:port clients reach (public_address; --public-address)");
+        public_address_ = canonical_address((bind.is_v6() ? "[" + cfg_.bind + "]" : cfg_.bind) + ":" + std::to_string(port_ ? port_ : cfg_.port));
+    }
+}
+
+double Server::now_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+uint64_t Server::server_time_us() const {
+    const double tick_s = 1.0 / double(cfg_.tick_hz);
+    const double since = std::clamp(now_s() - tick_wall_s_, 0.0, tick_s);
+    return uint64_t(1e6 * (double(tick_) * tick_s + since));
+}
+
+void Server::start() {
+    if (running_ || !socket_.is_open()) return;
+    running_ = true;
+    spdlog::get("server")->info("listening on {}:{} ({} Hz ticks, {} Hz snapshots, {:.0f} kbit/s per client)", cfg_.bind, port_,
+                                cfg_.tick_hz, cfg_.snapshot_hz, cfg_.bandwidth_bps / 1000.0);
+    receive();
+}
+
+void Server::stop() {
+    for (auto& [key, s] : sessions_)
+        send(*s, [](const PacketHeader& h) { return build_disconnect(h, "server shutting down", kDcServerShutdown); }, 0);
+    sessions_.clear();
+    running_ = false;
+    asio::error_code ec;
+    socket_.close(ec);
+}
+
+void Server::receive() {
+    socket_.async_receive_from(asio::buffer(rx_), rx_from_, [this](const asio::error_code& ec, size_t n) {
+        if (!running_) return;
+        if (!ec) inject(rx_from_, std::span<const uint8_t>(rx_.data(), n));
+        receive();
+    });
+}
+
+void Server::inject(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes) {
+    ++stats_.datagrams_in;
+    stats_.bytes_in += bytes.size();
+    try {
+        on_datagram(from, bytes);
+    } catch (const std::exception& e) {
+        // A datagram must never take the server down: count it, say why, go on.
+        ++stats_.unexpected;
+        spdlog::get("server")->warn("datagram from {} dropped: {}", endpoint_text(from), e.what());
+    }
+}
+
+void Server::send_raw(const asio::ip::udp::endpoint& to, const std::vector<uint8_t>& bytes) {
+    // Synchronous and non-blocking: a datagram the kernel will not take now is dropped (and
+    // counted), as the network would.
+    asio::error_code ec;
+    if (cfg_.transport) cfg_.transport(to, bytes);
+    else socket_.send_to(asio::buffer(bytes), to, 0, ec);
+    if (ec) {
+        ++stats_.send_failures;
+        return;
+    }
+    ++stats_.datagrams_out;
+    stats_.bytes_out += bytes.size();
+}
+
+void Server::send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag) {
+    const uint16_t seq = s.next_sequence++;
+    std::vector<uint8_t> bytes = build(s.received.header(seq));
+    if (s.sealer) bytes = s.sealer->seal(bytes);
+    s.sent.on_sent(seq, tag);
+    s.sent_time[seq % SentPacketLog::kWindow] = now_s();
+    s.bytes_sent += bytes.size() + 28;
+    s.bytes_window += bytes.size() + 28;
+    send_raw(s.ep, bytes);
+}
+
+namespace {
+// A token bucket: refills at `rate` per second up to `burst`; true (and one token spent) when a
+// token is there.
+template <class B>
+bool take_token(B& b, double now, double rate, double burst) {
+    b.tokens = std::min(burst, b.tokens + (now - b.last_s) * rate);
+    b.last_s = now;
+    if (b.tokens < 1.0) return false;
+    b.tokens -= 1.0;
+    return true;
+}
+}  // namespace
+
+bool Server::admit_handshake(const asio::ip::udp::endpoint& from) {
+    if (from.address().is_loopback() && !cfg_.limit_loopback) return true;
+    const double t = now_s();
+    // Bounded: past 4096 addresses (a spoofed flood), the newcomers share one bucket.
+    std::string addr = from.address().to_string();
+    if (handshake_buckets_.size() >= 4096 && !handshake_buckets_.count(addr)) addr = "*";
+    auto [it, fresh] = handshake_buckets_.try_emplace(addr, Bucket{cfg_.handshake_burst, t});
+    (void)fresh;
+    if (take_token(it->second, t, cfg_.handshake_rate, cfg_.handshake_burst)) return true;
+    ++stats_.rate_limited;
+    return false;
+}
+
+void Server::prune_admission() {
+    const double t = now_s();
+    if (t - last_prune_s_ < 1.0) return;
+    last_prune_s_ = t;
+    // A bucket idle long enough to be full again carries no information.
+    const double refill_s = cfg_.handshake_burst / std::max(1e-6, cfg_.handshake_rate);
+    std::erase_if(handshake_buckets_, [&](const auto& kv) { return t - kv.second.last_s > refill_s; });
+    const uint64_t unix_s = unix_now_s();
+    std::erase_if(used_tokens_, [&](const auto& kv) { return kv.second < unix_s; });
+}
+
+void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes) {
+    const std::string key = endpoint_text(from);
+    auto it = sessions_.find(key);
+    if (it != sessions_.end()) {
+        Session& s = *it->second;
+        // The session's datagram rate. With tokens it counts authenticated datagrams only, so a
+        // spoofer flooding from the client's address cannot use up the client's allowance.
+        auto over_rate = [&] {
+            Bucket b{s.rx_tokens, s.rx_last};
+            const bool ok = take_token(b, now_s(), cfg_.session_rate, cfg_.session_burst);
+            s.rx_tokens = b.tokens;
+            s.rx_last = b.last_s;
+            if (!ok) ++stats_.rate_limited;
+            return !ok;
+        };
+        if (s.opener && looks_sealed(bytes)) {
+            switch (s.opener->open(bytes, opened_)) {
+                case PacketOpener::Result::Ok: break;
+                case PacketOpener::Result::Replayed: ++stats_.replayed; return;
+                default: ++stats_.forged; return;
+            }
+            if (over_rate()) return;
+            DecodeError err = DecodeError::None;
+            const std::optional<DecodedPacket> p = decode_packet(opened_, &err);
+            if (!p) {
+                ++stats_.malformed;
+                ++stats_.malformed_by_reason[size_t(err)];
+            } else if (p->type == MessageType::ConnectRequest || p->type == MessageType::ChallengeResponse) {
+                ++stats_.unexpected;  // the handshake is never sealed
+            } else {
+                on_session_packet(s, *p);
+            }
+            return;
+        }
+        if (!s.opener && over_rate()) return;
+    }
+    if (secure_ && looks_sealed(bytes)) {
+        ++stats_.unauthenticated;  // sealed, but for no session here (e.g. one that just ended)
+        return;
+    }
+    DecodeError err = DecodeError::None;
+    const std::optional<DecodedPacket> p = decode_packet(bytes, &err);
+    if (!p) {
+        ++stats_.malformed;
+        ++stats_.malformed_by_reason[size_t(err)];
+        // A full-size datagram of another version is a ConnectRequest we cannot read: say why, in
+        // our version, in a reply much smaller than the request (no amplification).
+        if (err == DecodeError::UnknownVersion && bytes.size() == kMinConnectRequestBytes && admit_handshake(from))
+            send_raw(from, build_disconnect({0, 0, 0}, "version mismatch", kDcVersionMismatch));
+        return;
+    }
+    if (p->type == MessageType::ConnectRequest) {
+        // A late duplicate of the handshake is ignored; another salt from a connected address is a
+        // new client instance there (its ChallengeResponse then replaces the session).
+        if (it != sessions_.end() && it->second->salt == p->message<wire::ConnectRequest>()->client_salt()) return;
+        if (admit_handshake(from)) on_connect_request(from, *p);
+        return;
+    }
+    if (p->type == MessageType::ChallengeResponse) {
+        if (admit_handshake(from)) on_challenge_response(from, key, *p);
+        return;
+    }
+    if (secure_) {
+        // Clear datagrams mean nothing once tokens are on: a spoofed Disconnect, forged acks.
+        ++stats_.unauthenticated;
+        return;
+    }
+    if (it != sessions_.end()) {
+        on_session_packet(*it->second, *p);
+        return;
+    }
+    ++stats_.unexpected;  // anything else from a peer without a session
+}
+
+std::optional<PrivateToken> Server::check_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, const char*& why) const {
+    if (!sealed) {
+        why = "connect token required";
+        return std::nullopt;
+    }
+    if (expire_s <= unix_now_s()) {
+        why = "connect token expired";
+        return std::nullopt;
+    }
+    std::optional<PrivateToken> t = open_private_token(*cfg_.private_key, expire_s, {sealed->data(), sealed->size()});
+    if (!t) {
+        why = "connect token invalid";
+        return std::nullopt;
+    }
+    if (std::find(t->servers.begin(), t->servers.end(), public_address_) == t->servers.end()) {
+        why = "connect token for another server";
+        return std::nullopt;
+    }
+    return t;
+}
+
+void Server::on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p) {
+    // Stateless reply, never larger than the (full-size) request.
+    const auto* m = p.message<wire::ConnectRequest>();
+    const uint64_t salt = m->client_salt();
+    const uint64_t window = uint64_t(now_s() / 10.0);
+    if (!secure_) {
+        send_raw(from, build_challenge({0, 0, 0}, salt, cookies_.make(from.address().to_string(), from.port(), salt, window)));
+        return;
+    }
+    const char* why = "";
+    const std::optional<PrivateToken> t = check_token(m->token_expire_s(), m->token(), why);
+    if (t && used_tokens_.count(t->mac)) why = "connect token already used";
+    if (!t || used_tokens_.count(t->mac)) {
+        ++stats_.tokens_refused;
+        spdlog::get("server")->debug("connect request from {} refused: {}", endpoint_text(from), why);
+        send_raw(from, build_disconnect({0, 0, 0}, why, token_refusal_code(why)));
+        return;
+    }
+    // The cookie is bound to this token and sealed with its server-to-client key: a thief who
+    // replays the token from elsewhere cannot read it, so cannot answer.
+    const Cookie cookie = cookies_.make(from.address().to_string(), from.port(), salt, window, t->mac);
+    uint8_t ad[8];
+    for (int i = 0; i < 8; ++i) ad[i] = uint8_t(salt >> (8 * i));
+    send_raw(from, build_challenge({0, 0, 0}, salt, seal_random_nonce(t->server_to_client, cookie, ad)));
+}
+
+void Server::send_accept(Session& s) {
+    const AcceptInfo info{s.id, uint16_t(std::lround(cfg_.tick_hz)), uint16_t(std::lround(cfg_.snapshot_hz)), tick_, server_time_us()};
+    send(s, [info](const PacketHeader& h) { return build_accept(h, info); }, 0);
+}
+
+void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p) {
+    const auto* r = p.message<wire::ChallengeResponse>();
+    Cookie cookie{};
+    std::copy(r->cookie()->begin(), r->cookie()->end(), cookie.begin());
+    std::optional<PrivateToken> token;
+    if (secure_) {
+        const char* why = "";
+        token = check_token(r->token_expire_s(), r->token(), why);
+        if (!token) {
+            ++stats_.tokens_refused;
+            return;
+        }
+    }
+    const std::span<const uint8_t> bound = token ? std::span<const uint8_t>(token->mac) : std::span<const uint8_t>();
+    if (!cookies_.check(cookie, from.address().to_string(), from.port(), r->client_salt(), uint64_t(now_s() / 10.0), bound)) {
+        ++stats_.refused;
+        return;
+    }
+    const auto it = sessions_.find(key);
+    if (it != sessions_.end()) {
+        if (it->second->salt == r->client_salt()) {
+            send_accept(*it->second);  // a duplicate of the response we accepted: our Accept was lost
+            return;
+        }
+        drop(it->second->id, "reconnected");  // same address, new client instance
+    }
+    // A token opens one session, once: replaying its handshake later (even from the same address
+    // and port, after that session ended) is refused until it expires.
+    if (token && (used_tokens_.count(token->mac) || used_tokens_.size() >= cfg_.max_used_tokens)) {
+        ++stats_.tokens_refused;
+        return;
+    }
+    if (int(sessions_.size()) >= cfg_.max_clients) {
+        ++stats_.refused;
+        send_raw(from, build_disconnect({0, 0, 0}, "server full", kDcServerFull));
+        return;
+    }
+    // One address may not take every slot from many ports.
+    const int per_address = cfg_.max_sessions_per_address >= 0 ? cfg_.max_sessions_per_address
+                            : from.address().is_loopback()  ? cfg_.max_clients
+                                                             : std::max(4, cfg_.max_clients / 4);
+    int same = 0;
+    for (const auto& [k, other] : sessions_) same += other->ep.address() == from.address();
+    if (same >= per_address) {
+        ++stats_.refused;
+        send_raw(from, build_disconnect({0, 0, 0}, "too many from your address", kDcTooManyFromAddress));
+        return;
+    }
+    auto s = std::make_unique<Session>();
+    s->ep = from;
+    s->key = key;
+    s->id = next_client_id_++;
+    s->salt = r->client_salt();
+    s->last_heard = now_s();
+    s->bytes_window_start = now_s();
+    s->rx_tokens = cfg_.session_burst;
+    s->rx_last = now_s();
+    s->reliable_allowance = cfg_.bandwidth_bps / 8.0;
+    s->allowance_last = now_s();
+    if (token) {
+        s->sealer.emplace(token->server_to_client);
+        s->opener.emplace(token->client_to_server);
+        s->user_id = token->client_id;
+        used_tokens_[token->mac] = r->token_expire_s();
+    }
+    BuilderConfig bc;
+    bc.tick_hz = cfg_.tick_hz;
+    bc.snapshot_hz = cfg_.snapshot_hz;
+    bc.bandwidth_bps = cfg_.bandwidth_bps;
+    bc.max_payload_bytes = std::min<size_t>(1100, max_snapshot_data_bytes());
+    s->builder = SnapshotBuilder(bc);
+    s->received.on_received(p.sequence);
+    Session& sr = *s;
+    sessions_[key] = std::move(s);
+    ++stats_.connects;
+    send_accept(sr);
+    // Every skeleton and character there is now, reliably (possibly several messages).
+    std::vector<uint16_t> skeletons, characters;
+    for (const auto& [id, sk] : roster_.skeletons) skeletons.push_back(id);
+    for (const auto& [id, c] : roster_.characters) characters.push_back(id);
+    queue_definitions(sr, skeletons, characters);
+    send_reliable(sr, true);
+    spdlog::get("server")->info("client {} connected from {}{} ({} of {})", sr.id, key,
+                                token ? " with token of player " + std::to_string(sr.user_id) : std::string(), sessions_.size(),
+                                cfg_.max_clients);
+}
+
+void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters) {
+    if (skeletons.empty() && characters.empty()) return;
+    std::vector<SkeletonDefInput> defs;
+    for (uint16_t id : skeletons) {
+        const Roster::SkeletonEntry& e = roster_.skeletons.at(id);
+        defs.push_back({id, e.name, &e.skeleton, e.metres_per_unit, 0, -1});
+    }
+    std::vector<CharacterInfoInput> chars;
+    for (uint16_t id : characters) {
+        const Roster::CharacterEntry& e = roster_.characters.at(id);
+        chars.push_back({id, e.skeleton, e.name});
+    }
+    // Sealing adds up to kMaxSealOverhead bytes to every datagram.
+    for (const SkeletonDefsPlan& plan : plan_skeleton_defs(defs, chars, secure_ ? kMaxDatagram - kMaxSealOverhead : kMaxDatagram)) {
+        const uint32_t mid = next_message_id_++;
+        std::vector<uint16_t> defines;
+        for (const CharacterInfoInput& c : plan.characters) defines.push_back(c.character_id);
+        // The plan's names and skeletons point into the roster, which outlives every message.
+        s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan.defs, plan.characters); },
+                              -1e9, -1, 0, false, std::move(defines), 0});
+        s.reliable.back().bytes = s.reliable.back().build({}).size();
+    }
+}
+
+void Server::on_session_packet(Session& s, const DecodedPacket& p) {
+    s.last_heard = now_s();
+    s.received.on_received(p.sequence);
+    std::vector<SentPacketLog::Acked> acked;
+    s.sent.on_ack(p.ack, p.ack_bits, acked);
+    for (const auto& a : acked) {
+        const double sample_ms = 1000.0 * (now_s() - s.sent_time[a.sequence % SentPacketLog::kWindow]);
+        if (a.sequence == p.ack) s.rtt_ms = s.rtt_ms == 0 ? sample_ms : 0.9 * s.rtt_ms + 0.1 * sample_ms;
+        if ((a.tag & ~kTagMask) == kTagSnapshot) {
+            const auto& meta = s.snapshot_meta[a.sequence % SentPacketLog::kWindow];
+            s.builder.on_delivered(meta.tick, meta.characters);
+        } else if ((a.tag & ~kTagMask) == kTagReliable) {
+            for (auto& r : s.reliable)
+                if (r.message_id == uint32_t(a.tag & kTagMask)) r.acked = true;
+        }
+    }
+    switch (p.type) {
+        case MessageType::Ack: {
+            const auto* m = p.message<wire::Ack>();
+            if (m->reliable_ids())
+                for (uint32_t id : *m->reliable_ids())
+                    for (auto& r : s.reliable)
+                        if (r.message_id == id) r.acked = true;
+            break;
+        }
+        case MessageType::Ping: {
+            const auto* m = p.message<wire::Ping>();
+            const uint64_t ct = m->client_time_us();
+            const uint32_t pid = m->ping_id();
+            const uint64_t st = server_time_us();
+            const uint32_t tick = tick_;
+            send(s, [=](const PacketHeader& h) { return build_pong(h, ct, pid, st, tick); }, 0);
+            break;
+        }
+        case MessageType::Viewpoint: {
+            const auto* m = p.message<wire::Viewpoint>();  // finite and bounded (checked by decode_packet)
+            s.viewpoint = vec3{m->x(), m->y(), m->z()};
+            break;
+        }
+        case MessageType::Disconnect:
+            drop(s.id, "client disconnected");
+            return;
+        case MessageType::ConnectRequest:
+            break;  // a late duplicate of the handshake: already connected
+        default:
+            ++stats_.unexpected;
+            break;
+    }
+    // Acknowledged definitions: snapshots of those characters may start (unless removed since).
+    for (const auto& r : s.reliable)
+        if (r.acked)
+            for (uint16_t c : r.defines)
+                if (roster_.characters.count(c)) s.known.insert(c);
+    s.reliable.erase(std::remove_if(s.reliable.begin(), s.reliable.end(), [](const auto& r) { return r.acked; }), s.reliable.end());
+}
+
+void Server::send_reliable(Session& s, bool force) {
+    const double t = now_s();
+    // Reliable messages share the client's bandwidth budget with its snapshots: they spend an
+    // allowance that refills at the budget's rate (at most a second's worth banked), and what they
+    // send is taken from the next snapshots' budget. Ones that do not fit wait for the next tick.
+    const double per_s = cfg_.bandwidth_bps / 8.0;
+    s.reliable_allowance = std::min(per_s, s.reliable_allowance + (t - s.allowance_last) * per_s);
+    s.allowance_last = t;
+    for (auto& r : s.reliable) {
+        // Each resend waits twice as long as the one before (0.25, 0.5, 1, 2 s at most): a client
+        // that stops acknowledging costs less and less, and is dropped (see publish) soon.
+        const double wait = std::min(cfg_.reliable_resend_s * double(1u << std::min(r.sends, 3)), 2.0);
+        if (r.acked || (!force && t - r.last_sent < wait)) continue;
+        const double cost = double(r.bytes + 28 + (s.sealer ? kMaxSealOverhead : 0));
+        // In order: later messages wait too. A full allowance sends even a message larger than it.
+        if (cost > s.reliable_allowance && s.reliable_allowance < per_s) break;
+        s.reliable_allowance -= cost;
+        s.builder.charge(r.bytes);
+        r.last_sent = t;
+        if (r.first_sent < 0) r.first_sent = t;
+        ++r.sends;
+        send(s, r.build, kTagReliable | r.message_id);
+    }
+}
+
+void Server::drop(uint32_t id, const char* why) {
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+        if (it->second->id != id) continue;
+        spdlog::get("server")->info("client {} ({}) left: {}", id, it->first, why);
+        ++stats_.disconnects;
+        sessions_.erase(it);
+        return;
+    }
+}
+
+void Server::publish(const TickFrame& frame) {
+    tick_ = frame.tick;
+    tick_wall_s_ = now_s();
+    ++stats_.ticks;
+    prune_admission();
+    // Roster changes first: new definitions, then removals (stop sending at once; tell reliably).
+    std::vector<EventInfo> events = frame.events;
+    for (uint16_t id : frame.removed_characters) events.push_back({id, 0, wire::EventKind::Removed, frame.tick});
+    for (auto& [key, s] : sessions_) {
+        queue_definitions(*s, frame.added_skeletons, frame.added_characters);
+        for (uint16_t id : frame.removed_characters) {
+            s->known.erase(id);
+            s->builder.forget(id);
+        }
+        for (size_t i = 0; i < events.size(); i += kMaxEvents) {
+            std::vector<EventInfo> batch(events.begin() + std::ptrdiff_t(i),
+                                         events.begin() + std::ptrdiff_t(std::min(events.size(), i + kMaxEvents)));
+            const uint32_t mid = next_message_id_++;
+            s->reliable.push_back({mid, [batch, mid](const PacketHeader& h) { return build_events(h, mid, batch); }, -1e9, -1, 0, false, {}, 0});
+            s->reliable.back().bytes = s->reliable.back().build({}).size();
+        }
+    }
+    // Quantize every character once for all clients.
+    std::vector<const TickFrame::CharacterPose*> known;
+    for (const TickFrame::CharacterPose& c : frame.characters)
+        if (roster_.characters.count(c.id)) known.push_back(&c);
+    now_.assign(known.size(), CharacterSnapshot{});
+    auto quantize = [&](size_t i) {
+        const TickFrame::CharacterPose& c = *known[i];
+        const uint16_t skeleton = roster_.characters.at(c.id).skeleton;
+        const Roster::SkeletonEntry& sk = roster_.skeletons.at(skeleton);
+        now_[i] = {c.id, skeleton, quantize_character(*c.pose, sk.skeleton, sk.precision, c.epoch)};
+    };
+    if (pool_) pool_->parallel_for(known.size(), quantize);
+    else for (size_t i = 0; i < known.size(); ++i) quantize(i);
+    history_.add(frame.tick, now_);
+    const int every = std::max(1, int(std::lround(cfg_.tick_hz / cfg_.snapshot_hz)));
+    if (frame.tick % uint32_t(every) == 0) send_snapshots(frame.tick);
+    const double t = now_s();
+    std::vector<uint32_t> timed_out, drop_later;
+    for (auto& [key, s] : sessions_) {
+        send_reliable(*s, false);
+        if (t - s->bytes_window_start >= 1.0) {
+            s->bytes_per_s = double(s->bytes_window) / (t - s->bytes_window_start);
+            s->bytes_window = 0;
+            s->bytes_window_start = t;
+        }
+        if (t - s->last_heard > cfg_.timeout_s) timed_out.push_back(s->id);
+        // Alive but not acknowledging (or far behind): a reliable message unacknowledged for
+        // reliable_timeout_s, or more queued than max_reliable_queue, ends the session.
+        const bool stale = !s->reliable.empty() && s->reliable.front().first_sent >= 0 &&
+                           t - s->reliable.front().first_sent > cfg_.reliable_timeout_s;
+        if ((stale || s->reliable.size() > cfg_.max_reliable_queue) && !(t - s->last_heard > cfg_.timeout_s)) {
+            ++stats_.stalled;
+            drop_later.push_back(s->id);
+        }
+    }
+    for (uint32_t id : timed_out) {
+        ++stats_.timeouts;
+        drop(id, "timed out");
+    }
+    for (uint32_t id : drop_later) {
+        for (auto& [key, s] : sessions_)
+            if (s->id == id) send(*s, [](const PacketHeader& h) { return build_disconnect(h, "not acknowledging", kDcNotAcknowledging); }, 0);
+        drop(id, "not acknowledging reliable messages");
+    }
+}
+
+vec3 Server::root_metres(const CharacterSnapshot& c) const {
+    const Roster::SkeletonEntry& sk = roster_.skeletons.at(c.skeleton);
+    const QJoint& root = c.state.joints[0];
+    return vec3{float(root.pos[0]), float(root.pos[1]), float(root.pos[2])} * (sk.precision.joints[0].pos_step * sk.metres_per_unit);
+}
+
+void Server::send_snapshots(uint32_t tick) {
+    const PrecisionLookup lookup = [this](uint16_t id) {
+        const auto it = roster_.skeletons.find(id);
+        return it == roster_.skeletons.end() ? nullptr : &it->second.precision;
+    };
+    // Each client's snapshot is built on its own (builders, shared history and encodings are safe
+    // to use from several threads), on every core; then sent from this thread, in order.
+    std::vector<Session*> ready;
+    for (auto& [key, s] : sessions_) ready.push_back(s.get());
+    std::vector<std::vector<SnapshotPart>> parts(ready.size());
+    // Every character's root in metres, once per tick for all clients that sent a viewpoint.
+    std::unordered_map<uint16_t, vec3> roots_m;
+    if (std::any_of(ready.begin(), ready.end(), [](const Session* s) { return s->viewpoint.has_value(); }))
+        for (const CharacterSnapshot& c : now_) roots_m[c.id] = root_metres(c);
+    auto build = [&](size_t i) {
+        Session& s = *ready[i];
+        // Only characters this client can decode (their definitions acknowledged).
+        const bool all = std::all_of(now_.begin(), now_.end(), [&](const CharacterSnapshot& c) { return s.known.count(c.id) > 0; });
+        std::vector<CharacterSnapshot> visible;
+        if (!all)
+            for (const CharacterSnapshot& c : now_)
+                if (s.known.count(c.id)) visible.push_back(c);
+        const std::vector<CharacterSnapshot>& mine = all ? now_ : visible;
+        if (mine.empty()) return;
+        // Relevance from the client's viewpoint: the nearest first, the far ones now and then.
+        std::function<float(uint16_t)> priority;
+        std::unordered_map<uint16_t, float> by_id;
+        if (s.viewpoint) {
+            std::vector<vec3> roots;
+            for (const CharacterSnapshot& c : mine) roots.push_back(roots_m.at(c.id));
+            const std::vector<float> p = relevance_priorities(roots, *s.viewpoint, cfg_.relevance);
+            for (size_t k = 0; k < mine.size(); ++k) by_id[mine[k].id] = p[k];
+            priority = [&by_id](uint16_t id) { return by_id[id]; };
+        }
+        std::function<int(uint16_t)> hold;
+        if (s.viewpoint && cfg_.relevance.far_hold_depth >= 0)
+            hold = [&by_id, this](uint16_t id) { return relevance_is_near(by_id[id], cfg_.relevance) ? -1 : cfg_.relevance.far_hold_depth; };
+        parts[i] = s.builder.build(tick, mine, history_, lookup, priority, cfg_.share_encodings ? &encode_cache_ : nullptr, hold);
+    };
+    if (pool_) pool_->parallel_for(ready.size(), build);
+    else for (size_t i = 0; i < ready.size(); ++i) build(i);
+    for (size_t i = 0; i < ready.size(); ++i) {
+        Session& s = *ready[i];
+        for (size_t k = 0; k < parts[i].size(); ++k) {
+            const SnapshotPart& part = parts[i][k];
+            const uint16_t seq = s.next_sequence;
+            auto& meta = s.snapshot_meta[seq % SentPacketLog::kWindow];
+            meta.tick = tick;
+            meta.characters = part.characters;
+            const uint8_t idx = uint8_t(k), count = uint8_t(parts[i].size());
+            send(s, [&part, idx, count](const PacketHeader& h) { return build_snapshot(h, part.tick, idx, count, part.data); },
+                 kTagSnapshot | seq);
+            ++s.snapshots_sent;
+        }
+    }
+}
+
+std::vector<ClientReport> Server::clients() const {
+    std::vector<ClientReport> out;
+    for (const auto& [key, s] : sessions_) out.push_back({s->id, key, s->bytes_per_s, s->rtt_ms, s->snapshots_sent});
+    std::sort(out.begin(), out.end(), [](const ClientReport& a, const ClientReport& b) { return a.id < b.id; });
+    return out;
+}
+
+}  // namespace ks::net

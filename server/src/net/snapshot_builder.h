@@ -1,0 +1,124 @@
+#pragma once
+// The sender's side of snapshots (payload format: common/codec/snapshot_codec.h): the recent states
+// of every character, shared by all clients of a server, and each client's builder that chooses
+// baselines from what it acknowledged, priorities and packing under its budget.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "common/src/codec/snapshot_codec.h"
+
+namespace ks {
+
+// Recent quantized states of every character, shared by all clients of a server.
+class SnapshotHistory {
+public:
+    explicit SnapshotHistory(uint32_t capacity_ticks = 256) : capacity_(capacity_ticks) {}
+    void add(uint32_t tick, std::span<const CharacterSnapshot> characters);
+    const QCharacter* find(uint16_t id, uint32_t tick) const;
+    uint32_t capacity() const { return capacity_; }
+
+private:
+    struct Entry {
+        uint32_t tick = 0;
+        bool valid = false;
+        QCharacter state;
+    };
+    uint32_t capacity_;
+    std::unordered_map<uint16_t, std::vector<Entry>> rings_;
+};
+
+struct BuilderConfig {
+    float tick_hz = 60.0f;
+    float snapshot_hz = 30.0f;
+    float bandwidth_bps = 256000.0f;   // per-client budget, UDP payload bits per second
+    size_t max_payload_bytes = 1100;   // snapshot data per datagram (1200 minus envelope overhead)
+    uint32_t max_baseline_age_ticks = 120;
+};
+
+struct SnapshotPart {
+    uint32_t tick = 0;
+    std::vector<uint8_t> data;
+    std::vector<uint16_t> characters;
+};
+
+struct BuilderStats {
+    uint64_t characters_sent = 0, characters_full = 0, characters_delta = 0, characters_skipped = 0;
+    uint64_t joint_bits = 0, joints = 0;             // coded character bytes x 8, and joints coded
+    uint64_t delta_joint_bits = 0, delta_joints = 0;
+    uint64_t full_joint_bits = 0, full_joints = 0;
+    uint64_t payload_bytes = 0, datagrams = 0;
+    CodingCost delta_cost, full_cost;  // where the coded bits went (flags, angular, rotation, position)
+};
+
+// The character encodings of one tick, shared by every client's builder: a character coded
+// against the same baseline (and context) for two clients is the same bytes, coded once. Thread
+// safe; clear() (or a new tick) empties it.
+class EncodeCache {
+public:
+    struct Entry {
+        std::vector<uint8_t> framed;  // id, mode, ages, length and the coded bytes
+        size_t chunk_bytes = 0;
+        CodingCost cost;
+    };
+    // The entry for this key, coding it with `make` the first time (per tick).
+    const Entry& get(uint32_t tick, uint64_t key, const std::function<Entry()>& make);
+    uint64_t hits() const { return hits_; }
+    uint64_t misses() const { return misses_; }
+
+private:
+    std::mutex m_;
+    uint32_t tick_ = 0;
+    std::unordered_map<uint64_t, std::unique_ptr<Entry>> entries_;
+    uint64_t hits_ = 0, misses_ = 0;
+};
+
+// One client's view: what it acknowledged, what baseline each sent state used, priorities.
+class SnapshotBuilder {
+public:
+    explicit SnapshotBuilder(BuilderConfig cfg = {}) : cfg_(cfg) {}
+    // Builds this snapshot's datagram payloads. Characters that do not fit the budget are skipped
+    // and rise in priority; `priority(id)` (default 1) scales how fast. `hold_depth(id)` >= 0
+    // codes that character (when it has a baseline, and only while the previous snapshot had to
+    // leave most characters out) with a level of detail: deeper joints keep what the client has.
+    std::vector<SnapshotPart> build(uint32_t tick, std::span<const CharacterSnapshot> characters,
+                                    const SnapshotHistory& history, const PrecisionLookup& precision,
+                                    const std::function<float(uint16_t)>& priority = {}, EncodeCache* cache = nullptr,
+                                    const std::function<int(uint16_t)>& hold_depth = {});
+    // The client received these characters of `tick` (its packet was acknowledged).
+    void on_delivered(uint32_t tick, std::span<const uint16_t> characters);
+    // Other traffic to this client (reliable messages) used `bytes` of its budget: the next
+    // snapshots get that much less (at most two snapshots' worth is owed).
+    void charge(size_t bytes);
+    // Forget a character (e.g. removed from the game).
+    void forget(uint16_t id) { chars_.erase(id); }
+    const BuilderStats& stats() const { return stats_; }
+    const BuilderConfig& config() const { return cfg_; }
+
+private:
+    struct Sent {
+        uint32_t tick = 0;
+        uint32_t ref = 0;  // baseline tick it was coded against (== tick when full)
+        bool valid = false;
+        bool acked = false;
+        std::shared_ptr<const QCharacter> held;  // sent with a level of detail: the mix the client holds
+    };
+    struct PerCharacter {
+        std::vector<Sent> sent = std::vector<Sent>(256);
+        float accumulator = 0.0f;
+        uint32_t newest_acked = 0;
+        bool any_acked = false;
+    };
+    BuilderConfig cfg_;
+    std::unordered_map<uint16_t, PerCharacter> chars_;
+    BuilderStats stats_;
+    double budget_carry_ = 0.0;
+    size_t left_out_ = 0;  // characters the previous build could not send
+};
+
+}  // namespace ks
