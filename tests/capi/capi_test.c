@@ -56,9 +56,50 @@ int main(void) {
     CHECK(ks_server_set_pose(server, character, joints, 2) == KS_OK, "%s", ks_last_error());
 
     /* Errors: a code and a message, never a crash or an exception. */
-    CHECK(ks_server_set_pose(server, character, joints, 1) == KS_ERROR_INVALID_ARGUMENT, "wrong joint count accepted");
-    CHECK(strstr(ks_last_error(), "2 joints") != NULL, "message names the joint count: '%s'", ks_last_error());
-    CHECK(ks_server_teleport(server, 4242) == KS_ERROR_INVALID_ARGUMENT, "unknown character accepted");
+    CHECK(ks_server_set_pose(server, character, joints, 1) == KS_ERROR_INVALID_POSE, "wrong joint count accepted");
+    CHECK(strstr(ks_last_error(), "expected 2") != NULL, "message names the joint count: '%s'", ks_last_error());
+    {
+        /* A NaN and a quaternion with w = 5: refused, naming the function, field and joint. */
+        ks_kform bad_joints[2] = {joints[0], joints[1]};
+        bad_joints[1].pos[1] = NAN;
+        CHECK(ks_server_set_pose(server, character, bad_joints, 2) == KS_ERROR_INVALID_POSE, "NaN accepted");
+        CHECK(strstr(ks_last_error(), "ks_server_set_pose") && strstr(ks_last_error(), "pose.pos") && strstr(ks_last_error(), "joint 1 (top)"),
+              "NaN message: '%s'", ks_last_error());
+        bad_joints[1] = joints[1];
+        bad_joints[0].rot[0] = 5.0f;
+        CHECK(ks_server_set_pose(server, character, bad_joints, 2) == KS_ERROR_INVALID_POSE, "w = 5 accepted");
+        CHECK(strstr(ks_last_error(), "not a unit quaternion") != NULL, "w = 5 message: '%s'", ks_last_error());
+        /* Two roots, and a parent after its child. */
+        const int two_roots[2] = {-1, -1}, after[3] = {-1, 2, 0};
+        uint16_t id = 0;
+        CHECK(ks_server_add_skeleton(server, "two", 2, two_roots, NULL, offsets, 1.0f, &id) == KS_ERROR_INVALID_SKELETON, "two roots accepted");
+        CHECK(strstr(ks_last_error(), "second root") != NULL, "two roots message: '%s'", ks_last_error());
+        const float offsets3[9] = {0};
+        CHECK(ks_server_add_skeleton(server, "after", 3, after, NULL, offsets3, 1.0f, &id) == KS_ERROR_INVALID_SKELETON, "late parent accepted");
+        CHECK(strcmp(ks_result_name(KS_ERROR_INVALID_SKELETON), "invalid skeleton") == 0, "ks_result_name");
+    }
+    {
+        /* Engine conventions round trip; derived velocities. */
+        ks_kform k = joints[1], e, back;
+        k.pos[0] = 0.5f, k.pos[1] = 1.0f, k.pos[2] = 2.0f;
+        for (int engine = KS_ENGINE_UNREAL; engine <= KS_ENGINE_GODOT; ++engine) {
+            CHECK(ks_pose_to_engine((ks_engine)engine, 0.01f, &k, &e, 1) == KS_OK, "to engine: %s", ks_last_error());
+            CHECK(ks_pose_from_engine((ks_engine)engine, 0.01f, &e, &back, 1) == KS_OK, "from engine: %s", ks_last_error());
+            for (int i = 0; i < 3; ++i) CHECK(fabsf(back.pos[i] - k.pos[i]) < 1e-5f, "engine %d round trip pos[%d]", engine, i);
+            for (int i = 0; i < 4; ++i) CHECK(fabsf(back.rot[i] - k.rot[i]) < 1e-6f, "engine %d round trip rot[%d]", engine, i);
+        }
+        CHECK(ks_pose_to_engine(KS_ENGINE_UNREAL, 0.01f, &k, &e, 1) == KS_OK && fabsf(e.pos[2] - 1.0f) < 1e-5f,
+              "Unreal: Y up in centimetres becomes Z up (%g)", e.pos[2]);
+        CHECK(ks_pose_to_engine((ks_engine)9, 1.0f, &k, &e, 1) == KS_ERROR_INVALID_ARGUMENT, "unknown engine accepted");
+        ks_kform a = joints[1], b = joints[1], v;
+        const float half = 0.05f; /* 0.1 rad about Y in 0.1 s: 1 rad/s */
+        b.rot[0] = cosf(half), b.rot[1] = 0, b.rot[2] = sinf(half), b.rot[3] = 0;
+        b.pos[0] = a.pos[0] + 0.2f;
+        CHECK(ks_derive_velocities(&a, &b, 1, 0.1f, &v) == KS_OK, "derive: %s", ks_last_error());
+        CHECK(fabsf(v.ang[1] - 1.0f) < 1e-4f && fabsf(v.vel[0] - 2.0f) < 1e-4f, "derived velocities %g %g", v.ang[1], v.vel[0]);
+        CHECK(ks_derive_velocities(&a, &b, 1, 0.0f, &v) == KS_ERROR_INVALID_ARGUMENT, "dt 0 accepted");
+    }
+    CHECK(ks_server_teleport(server, 4242) == KS_ERROR_UNKNOWN_ID, "unknown character accepted");
     CHECK(strstr(ks_last_error(), "4242") != NULL, "message names the id: '%s'", ks_last_error());
     CHECK(ks_server_add_character(NULL, 0, "x", &character) == KS_ERROR_INVALID_ARGUMENT, "NULL server accepted");
     ks_client_config bad;
@@ -184,6 +225,22 @@ int main(void) {
         }
         CHECK(ks_client_get_state(tclient) == KS_CLIENT_DISCONNECTED, "a used token connected");
         CHECK(strstr(ks_client_disconnect_reason(tclient), "already used") != NULL, "reason '%s'", ks_client_disconnect_reason(tclient));
+        CHECK(ks_client_disconnect_code(tclient) == KS_DISCONNECT_TOKEN_USED, "code %d", (int)ks_client_disconnect_code(tclient));
+        ks_client_destroy(tclient);
+        /* A token issued with another key: refused, and the client says why. */
+        const char* other = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+        CHECK(ks_token_issue(other, servers, 1, 98, 60, token, sizeof token, &token_size) == KS_OK, "%s", ks_last_error());
+        tc.connect_token = token;
+        tc.connect_token_size = token_size;
+        tc.timeout_s = 1.0;
+        CHECK(ks_client_create(&tc, &tclient) == KS_OK && ks_client_connect(tclient) == KS_OK, "%s", ks_last_error());
+        for (int i = 0; i < 300 && ks_client_get_state(tclient) != KS_CLIENT_DISCONNECTED; ++i) {
+            ks_server_end_tick(secure, NULL);
+            ks_client_update(tclient);
+            sleep_ms(10);
+        }
+        CHECK(ks_client_disconnect_code(tclient) == KS_DISCONNECT_TOKEN_INVALID, "wrong key: code %d, '%s'", (int)ks_client_disconnect_code(tclient),
+              ks_client_disconnect_reason(tclient));
         ks_client_destroy(tclient);
         ks_server_destroy(secure);
     }
