@@ -1,5 +1,5 @@
-// Motion-fidelity metrics (common/metrics/fidelity.h) and the replay's reports
-// (common/metrics/report.h) on hand-made cases with known answers.
+// Motion-fidelity metrics (programs/testbench/metrics/fidelity.h) and the replay's reports
+// (programs/testbench/metrics/report.h) on hand-made cases with known answers.
 
 #include <gtest/gtest.h>
 

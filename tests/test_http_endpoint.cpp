@@ -1,5 +1,5 @@
-// The operations HTTP endpoint (server/ops/http_endpoint.h) with kinesync-server's routes
-// (server/ops/ops_http.h), over real TCP on loopback: answers, refusals, bad and slow peers that
+// The operations HTTP endpoint (programs/server/ops/http_endpoint.h) with kinesync-server's routes
+// (programs/server/ops/ops_http.h), over real TCP on loopback: answers, refusals, bad and slow peers that
 // must not stop it; the tiny client and the Agones SDK calls made with it.
 #include <gtest/gtest.h>
 

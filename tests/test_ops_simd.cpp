@@ -1,4 +1,4 @@
-// The SIMD paths of the hot ops (common/anim/ops_simd.h) at every level this CPU has: each level
+// The SIMD paths of the hot ops (common/src/anim/ops_simd.h) at every level this CPU has: each level
 // against the scalar reference within stated bounds, and each level's velocities against a central
 // finite difference of its own output (the same 1e-3 tolerances as every op's FD test).
 #include <gtest/gtest.h>
@@ -45,7 +45,7 @@ struct Worst {
             ang = std::max(ang, double(length(ref.ang[o] - got.ang[o]) / (1.0f + length(ref.ang[o]))));
         }
     }
-    // Float rounding of the polynomial math (<= 3e-7 per call, common/simd/math.h) through a few
+    // Float rounding of the polynomial math (<= 3e-7 per call, common/src/simd/math.h) through a few
     // dozen operations.
     void expect_within(const std::string& what) const {
         EXPECT_LT(pos, 2e-6) << what;

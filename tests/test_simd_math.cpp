@@ -1,4 +1,4 @@
-// The polynomial SIMD functions (common/simd/math.h) against double precision, over the ranges
+// The polynomial SIMD functions (common/src/simd/math.h) against double precision, over the ranges
 // the header states; the errors found are recorded as figures.
 #include <gtest/gtest.h>
 

@@ -158,7 +158,7 @@ TEST(Springs, DampedDecayStepMatchesFineNumericalIntegration) {
             for (float dt : {1.0f / 60.0f, 0.1f, 0.7f}) expect_step_matches_rk4(omega, zeta, dt, 1e-4);
 }
 
-// Disabled: fails on e445fc4. damped_decay_step (common/dynamics/springs.cpp, the branch
+// Disabled: fails on e445fc4. damped_decay_step (common/src/dynamics/springs.cpp, the branch
 // `std::fabs(z - 1.0) < 1e-4`) uses the exactly critical solution for every zeta within 1e-4 of 1,
 // ignoring zeta - 1 altogether (it is first order in it): e.g. omega 4, zeta 1.00005, dt 0.5 gives
 // xx 0.40600586 (the zeta = 1 value) where the exact value is 0.40602388, and the entries jump by

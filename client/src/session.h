@@ -1,6 +1,6 @@
 #pragma once
 // The client side of the protocol without any I/O: feed it datagrams and the time, and it tells
-// you what to send. StreamClient (client/stream_client.h) drives it over UDP; the offline replay
+// you what to send. StreamClient (kinesync/client/stream_client.h) drives it over UDP; the offline replay
 // drives the same code through the network simulator.
 //
 // It does the handshake (ConnectRequest padded to a full datagram, resent until a Challenge;
@@ -13,7 +13,7 @@
 //
 // With a connect token (set_connect_token) the handshake presents it, the Challenge's cookie is
 // opened with the token's server-to-client key, and every packet after it is sealed and checked
-// (common/net/secure_channel.h): a datagram that does not authenticate, or is replayed, is
+// (common/src/net/secure_channel.h): a datagram that does not authenticate, or is replayed, is
 // dropped, and clear datagrams other than a Challenge are ignored (a clear Disconnect during the
 // handshake is only noted: it may be a refusal, or a spoof).
 
@@ -61,7 +61,7 @@ public:
     void connect(double now_s);
     void disconnect(double now_s, const std::string& reason = "client closed");
     // Every connect() from now on presents this token (the bytes a backend issued, see
-    // common/net/connect_token.h). False (and *error) when it is not a token. A token opens one
+    // common/src/net/connect_token.h). False (and *error) when it is not a token. A token opens one
     // session: after a disconnect, set a fresh one before connecting again.
     bool set_connect_token(std::span<const uint8_t> token, std::string* error = nullptr);
     const std::optional<net::ConnectToken>& connect_token() const { return token_; }

@@ -2,7 +2,7 @@
 // only records).
 //
 // For an orchestrator: every option also comes from KINESYNC_<OPTION> (flags win); --http-port
-// serves /healthz, /readyz and /metrics (server/ops/); with AGONES_SDK_HTTP_PORT set it tells the
+// serves /healthz, /readyz and /metrics (programs/server/ops/); with AGONES_SDK_HTTP_PORT set it tells the
 // Agones sidecar ready, healthy and shutdown (and, with a key and no --public-address, asks it for
 // the GameServer's address and port, which connect tokens name); SIGTERM/SIGINT drains (stop ticking, goodbye to every
 // client, recording finalised) and exits 0 within --drain-grace seconds, or 1 if it cannot.
@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
                   c.dropped_first_frame ? " (leading reference frame dropped)" : "");
     World world(*lib, wc);
 
-    // The product: a stream server (server/stream_server.h) that the simulated world drives like a
+    // The product: a stream server (kinesync/server/stream_server.h) that the simulated world drives like a
     // game would, with its network I/O on a thread of its own.
     std::unique_ptr<StreamServer> server;
     try {

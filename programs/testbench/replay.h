@@ -39,7 +39,7 @@ struct ReplayConfig {
     float bandwidth_bps = 256000.0f;
     std::function<void(double fraction)> progress;  // called now and then with 0..1
     // Crowd mode: the client watches from here (metres, world); the server's priorities follow
-    // relevance (server/net/relevance.h), and the `crowd_near` characters nearest to it (by mean
+    // relevance (server/src/net/relevance.h), and the `crowd_near` characters nearest to it (by mean
     // distance over the recording) are measured apart from the rest.
     std::optional<vec3> viewpoint_m;
     int crowd_near = 8;

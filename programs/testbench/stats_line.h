@@ -1,7 +1,7 @@
 #pragma once
 // kinesync-server's periodic stats line: one line whose length does not grow with the number of
 // clients (counts, totals, and min/mean/max over the clients), plus one detail line per client for
-// the debug log. Header-only; used by server/main.cpp.
+// the debug log. Header-only; used by programs/server/main.cpp.
 
 #include <algorithm>
 #include <array>

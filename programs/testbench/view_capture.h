@@ -2,7 +2,7 @@
 // What kinesync-replay --view records of a replay, and the viewer it writes: per render frame, the
 // global joint positions and rotations of the truth and of every strategy, each strategy's error,
 // and the timeline's events. The file format (replay.ksview) is docs/VIEWER.md's; the page that
-// reads it is client/replay/viewer/.
+// reads it is programs/testbench/viewer/.
 
 #include <cstddef>
 #include <cstdint>

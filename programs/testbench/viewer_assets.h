@@ -1,5 +1,5 @@
 #pragma once
-// The viewer page's files (client/replay/viewer/), embedded at build time by
+// The viewer page's files (programs/testbench/viewer/), embedded at build time by
 // cmake/embed_files.cmake into viewer_assets.cpp (generated).
 
 #include <span>

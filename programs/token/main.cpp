@@ -1,5 +1,5 @@
 // kinesync-token: keys and connect tokens, as a game's backend makes them (the library call is
-// ks::net::issue_connect_token, common/net/connect_token.h).
+// ks::net::issue_connect_token, common/src/net/connect_token.h).
 //   kinesync-token keygen --out server.key
 //   kinesync-token issue --key-file server.key --server 127.0.0.1:40000 --client-id 7 --out player7.kstoken
 //   kinesync-token show player7.kstoken

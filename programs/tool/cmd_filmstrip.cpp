@@ -1,5 +1,5 @@
 // kinesync-tool filmstrip FILE --svg OUT: a stick-figure filmstrip (side and top views) of a BVH
-// file, drawn by render_filmstrip_svg (common/io/filmstrip.h).
+// file, drawn by render_filmstrip_svg (kinesync/offline/filmstrip.h).
 #include <cstdio>
 #include <string>
 

@@ -2,7 +2,7 @@
 // SIMD dispatch of the hot animation ops. op_sample_cubic / op_sample_cubic_values with a
 // SampleCache, op_blend / op_blend_values / op_blend_via and op_extrapolate_decayed (so the
 // client's dead blending) run blocks of joints through SIMD kernels
-// (common/anim/simd_kernels.h): SSE2 4-wide (the x86-64 baseline) or AVX2 8-wide, the best the CPU
+// (common/src/anim/simd_kernels.h): SSE2 4-wide (the x86-64 baseline) or AVX2 8-wide, the best the CPU
 // has, chosen at run time; the joints left over, and every joint on other CPUs, take the scalar
 // path, which stays the reference. KS_SIMD=scalar|sse2|avx2 in the environment (or
 // set_simd_level) picks a level, e.g. to compare them; a level the CPU lacks falls back.

@@ -3,7 +3,7 @@
 // simd::F8), included by ops_simd_sse2.cpp and ops_simd_avx2.cpp, one instantiation each. Poses
 // stay arrays of structures: a block is gathered into SoA registers, computed, and scattered back.
 // The algebra is the scalar ops' (ops_sample.cpp's cached sampler, quat_slerp_path_kinematic,
-// ops_blend.cpp) with the polynomial math of common/simd/math.h; tests hold the two paths together.
+// ops_blend.cpp) with the polynomial math of common/src/simd/math.h; tests hold the two paths together.
 
 #include "common/src/anim/ops_simd.h"
 #include "common/src/simd/math.h"

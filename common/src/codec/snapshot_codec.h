@@ -1,7 +1,7 @@
 #pragma once
 // Snapshots: the payload format and the receiver-side decoder. The sender's side (the state
 // history and the per-client builder that chooses baselines, priorities and packing) is the
-// server's: server/net/snapshot_builder.h.
+// server's: server/src/net/snapshot_builder.h.
 //
 // Payload of one datagram (the opaque bytes a Snapshot message carries; the tick travels beside
 // it), decodable on its own given the receiver's history:

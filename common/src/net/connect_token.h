@@ -12,36 +12,14 @@
 #include <string_view>
 #include <vector>
 
+#include <kinesync/common/net/tokens.h>
+
 #include "common/src/net/protocol.h"
 #include "common/src/net/secure_channel.h"
 
 namespace ks::net {
 
-constexpr size_t kMaxTokenServers = 8;
-constexpr size_t kMaxTokenUserData = 256;
-constexpr size_t kMaxConnectTokenBytes = 2048;
 
-// "127.0.0.1:40000", "[::1]:40000": the canonical text of an address and port, or "" when the
-// text is not a numeric address with a port (host names are resolved by the caller).
-std::string canonical_address(std::string_view address_and_port);
-
-// Hex text of a key (64 characters) and back (nullopt unless exactly 64 hex digits).
-std::string key_to_hex(const Key& key);
-std::optional<Key> key_from_hex(std::string_view hex);
-// Reads a key file (64 hex digits, surrounding white space ignored); throws std::runtime_error
-// naming the file when it cannot.
-Key read_key_file(const std::string& path);
-
-struct TokenRequest {
-    uint64_t client_id = 0;
-    std::vector<std::string> servers;  // "address:port" (numeric), 1..kMaxTokenServers
-    uint32_t valid_for_s = 45;         // expiry = now + this
-    std::vector<uint8_t> user_data;    // at most kMaxTokenUserData bytes
-};
-
-// Issues a connect token at unix time now_s. Throws std::invalid_argument for a request that
-// breaks a limit (no server, a server that is not "address:port", too much user data).
-std::vector<uint8_t> issue_connect_token(const Key& private_key, const TokenRequest& request, uint64_t now_s);
 
 // The client's view of a token.
 struct ConnectToken {
@@ -68,6 +46,5 @@ struct PrivateToken {
 std::optional<PrivateToken> open_private_token(const Key& private_key, uint64_t expire_s, std::span<const uint8_t> sealed,
                                                std::string* error = nullptr);
 
-uint64_t unix_now_s();
 
 }  // namespace ks::net

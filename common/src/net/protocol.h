@@ -49,7 +49,7 @@ constexpr size_t kCookieBytes = 16;
 // With connect tokens the Challenge carries the cookie sealed with the token's server-to-client
 // key: 24-byte nonce, 16 bytes, 16-byte tag.
 constexpr size_t kSealedCookieBytes = 56;
-// A ConnectRequest's sealed private token (common/net/connect_token.h): nonce, at least a tag.
+// A ConnectRequest's sealed private token (common/src/net/connect_token.h): nonce, at least a tag.
 constexpr size_t kMinSealedTokenBytes = 40;
 constexpr size_t kMaxSealedTokenBytes = 960;  // 8 IPv6 servers and 256 bytes of user data fit
 constexpr size_t kMaxNameBytes = 64;            // skeleton, joint and character names

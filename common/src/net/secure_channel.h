@@ -20,6 +20,7 @@
 #include <span>
 
 #include <kinesync/common/net/key.h>
+#include <kinesync/common/net/tokens.h>
 #include <vector>
 
 namespace ks::net {
@@ -32,7 +33,6 @@ constexpr uint8_t kSealPrefixBase = 0xA0;
 void ensure_crypto();
 // Fills `out` from the operating system's secure random source.
 void random_bytes(std::span<uint8_t> out);
-Key random_key();
 
 // True when the bytes can be a sealed datagram (prefix byte and length); says nothing of the key.
 bool looks_sealed(std::span<const uint8_t> bytes);

@@ -1,5 +1,5 @@
 #pragma once
-// Polynomial sincos, atan2, exp and log over SIMD vectors (common/simd/vec.h), for the animation
+// Polynomial sincos, atan2, exp and log over SIMD vectors (common/src/simd/vec.h), for the animation
 // kernels. Cephes-style range reduction and minimax polynomials (single precision). Measured
 // errors against double precision (test SimdMath.*), over the ranges the kernels use:
 //   sincos  |x| <= 64        absolute error <= 2.4e-7

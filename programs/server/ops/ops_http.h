@@ -2,7 +2,7 @@
 // What kinesync-server answers on its operations port (--http-port):
 //   GET /healthz  200 "ok" while the tick loop runs and keeps up; 503 and why otherwise
 //   GET /readyz   200 "ready" once listening and not draining; 503 and why otherwise
-//   GET /metrics  200, Prometheus text format 0.0.4 (server/ops/metrics_text.h)
+//   GET /metrics  200, Prometheus text format 0.0.4 (programs/server/ops/metrics_text.h)
 // Other paths 404, other methods than GET and HEAD 405.
 
 #include <functional>

@@ -1,6 +1,6 @@
 #pragma once
 // The network side of a stream server: one UDP socket and every client session. Internal to
-// StreamServer (server/stream_server.h), which owns it and calls it on one thread only (its I/O
+// StreamServer (kinesync/server/stream_server.h), which owns it and calls it on one thread only (its I/O
 // thread, or the game's thread in pumped mode).
 //
 // Per tick (publish) every character is quantized once and each client whose definitions are

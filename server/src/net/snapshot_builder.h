@@ -1,5 +1,5 @@
 #pragma once
-// The sender's side of snapshots (payload format: common/codec/snapshot_codec.h): the recent states
+// The sender's side of snapshots (payload format: common/src/codec/snapshot_codec.h): the recent states
 // of every character, shared by all clients of a server, and each client's builder that chooses
 // baselines from what it acknowledged, priorities and packing under its budget.
 

@@ -1,5 +1,5 @@
 #pragma once
-// BVH (Biovision Hierarchy) export: the inverse of load_bvh (common/io/bvh.h).
+// BVH (Biovision Hierarchy) export: the inverse of load_bvh (kinesync/offline/bvh.h).
 //
 // What is written:
 //  - HIERARCHY: one ROOT/JOINT block per skeleton joint, nested by parent, children in index order,
