@@ -11,6 +11,7 @@
 #include <kinesync/client/stream_client.h>
 #include <kinesync/common/anim/ops_fk.h>
 #include <kinesync/common/record/recording.h>
+#include <kinesync/common/errors.h>
 #include <kinesync/server/stream_server.h>
 
 using namespace ks;
@@ -145,7 +146,7 @@ TEST(StreamApi, BadArgumentsAreRefusedWithTheirReason) {
     StreamServer server(sc);
     Skeleton bad = arm();
     bad.parents[1] = 2;  // parent after child
-    EXPECT_THROW(server.add_skeleton("bad", bad), std::invalid_argument);
+    EXPECT_THROW(server.add_skeleton("bad", bad), ks::Error);
     Skeleton huge;
     for (int j = 0; j < 1025; ++j) {
         char name[16];
@@ -157,20 +158,22 @@ TEST(StreamApi, BadArgumentsAreRefusedWithTheirReason) {
     try {
         server.add_skeleton("huge", huge);
         FAIL() << "a 1025-joint skeleton was accepted";
-    } catch (const std::invalid_argument& e) {
+    } catch (const ks::Error& e) {
+        EXPECT_EQ(e.code(), ks::Errc::InvalidSkeleton);
         EXPECT_NE(std::string(e.what()).find("1025 joints"), std::string::npos) << e.what();
     }
     const uint16_t sk = server.add_skeleton("arm", arm());
-    EXPECT_THROW(server.add_character(uint16_t(sk + 1)), std::invalid_argument);
+    EXPECT_THROW(server.add_character(uint16_t(sk + 1)), ks::Error);
     const uint16_t c = server.add_character(sk);
     try {
         server.set_pose(c, Pose(2));
         FAIL() << "a 2-joint pose for a 3-joint skeleton was accepted";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("3 joints"), std::string::npos) << e.what();
+    } catch (const ks::Error& e) {
+        EXPECT_EQ(e.code(), ks::Errc::InvalidPose);
+        EXPECT_NE(std::string(e.what()).find("expected 3"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(server.set_pose(uint16_t(c + 7), Pose(3)), std::invalid_argument);
-    EXPECT_THROW(server.teleport(uint16_t(c + 7)), std::invalid_argument);
+    EXPECT_THROW(server.set_pose(uint16_t(c + 7), Pose(3)), ks::Error);
+    EXPECT_THROW(server.teleport(uint16_t(c + 7)), ks::Error);
     EXPECT_EQ(server.teleport(c), 1u);
     EXPECT_EQ(server.reset(c), 2u);
     EXPECT_EQ(server.epoch(c), 2u);
@@ -179,18 +182,19 @@ TEST(StreamApi, BadArgumentsAreRefusedWithTheirReason) {
     try {
         StreamServer s2(sc);
         FAIL() << "bound 'not an address'";
-    } catch (const std::runtime_error& e) {
+    } catch (const ks::Error& e) {
+        EXPECT_EQ(e.code(), ks::Errc::Network);
         EXPECT_NE(std::string(e.what()).find("cannot listen on UDP not an address"), std::string::npos) << e.what();
     }
     sc.bind = "127.0.0.1";
     sc.tick_hz = 59.94f;  // travels as uint16: refused, not truncated to 59
-    EXPECT_THROW(StreamServer{sc}, std::invalid_argument);
+    EXPECT_THROW(StreamServer{sc}, ks::Error);
     sc.tick_hz = 60.0f;
     sc.snapshot_hz = 25.0f;  // not every n-th tick
-    EXPECT_THROW(StreamServer{sc}, std::invalid_argument);
+    EXPECT_THROW(StreamServer{sc}, ks::Error);
     StreamClientConfig cc;
     cc.host = "no-such-host.invalid";
-    EXPECT_THROW(StreamClient{cc}, std::runtime_error);
+    EXPECT_THROW(StreamClient{cc}, ks::Error);
 }
 
 TEST(StreamApi, AnOfflineServerRecordsTheGamesCharactersAndEvents) {

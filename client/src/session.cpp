@@ -336,9 +336,11 @@ void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed
             const double rtt = now_s - sent;
             if (rtt < 0 || rtt > 10) break;
             rtt_ms_ = rtt_ms_ == 0 ? rtt * 1000.0 : 0.8 * rtt_ms_ + 200.0 * rtt;
-            // Server time at our local midpoint; keep the least-delayed recent estimate.
+            // Server time at our local midpoint; keep the least-delayed recent estimates (within
+            // 10 % of the mean round trip, or half a millisecond: on a LAN or loopback the round
+            // trip's own jitter is larger than 10 % of it, and would keep the first estimate for good).
             const double offset = double(m->server_time_us()) * 1e-6 - (sent + 0.5 * rtt);
-            if (!clock_valid_ || rtt * 1000.0 <= rtt_ms_ * 1.1) {
+            if (!clock_valid_ || rtt * 1000.0 <= rtt_ms_ * 1.1 + 0.5) {
                 clock_offset_s_ = clock_valid_ ? 0.7 * clock_offset_s_ + 0.3 * offset : offset;
                 clock_valid_ = true;
             }

@@ -16,6 +16,7 @@
 #include "client/src/reconstruct.h"
 #include "client/src/render_clock.h"
 #include "client/src/session.h"
+#include "client/src/timed_receive.h"
 #include "common/src/netsim/netsim.h"
 #include <kinesync/common/anim/ops_fk.h>
 #include <kinesync/common/errors.h>
@@ -88,14 +89,13 @@ struct StreamClient::Impl {
     void pump(double t) {
         send_out(t);
         std::array<uint8_t, 2048> buf;
-        for (;;) {
-            asio::ip::udp::endpoint from;
-            asio::error_code ec;
-            const size_t n = socket.receive_from(asio::buffer(buf), from, 0, ec);
-            if (ec) break;
-            if (from != server) continue;  // only the server speaks to us
-            if (link) link->down.send(t, std::vector<uint8_t>(buf.begin(), buf.begin() + std::ptrdiff_t(n)));
-            else session.on_datagram(std::span<const uint8_t>(buf.data(), n), t);
+        const uint32_t server_ip = server.address().to_v4().to_uint();
+        TimedDatagram d;
+        while (receive_timed(socket.native_handle(), buf.data(), buf.size(), d)) {
+            if (d.from_ip != server_ip || d.from_port != server.port()) continue;  // only the server speaks to us
+            const double arrived = t - d.age_s;  // when the kernel had it, not when we read it
+            if (link) link->down.send(arrived, std::vector<uint8_t>(buf.begin(), buf.begin() + std::ptrdiff_t(d.size)));
+            else session.on_datagram(std::span<const uint8_t>(buf.data(), d.size), arrived);
         }
         if (link)
             for (auto& d : link->down.receive(t)) session.on_datagram(d, t);
@@ -176,6 +176,7 @@ StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_uniq
     im.socket.open(asio::ip::udp::v4());
     im.socket.bind({asio::ip::address_v4::any(), 0});
     im.socket.non_blocking(true);
+    enable_receive_timestamps(im.socket.native_handle());
     if (cfg.simulate) im.link = std::make_unique<NetLink>(*cfg.simulate, cfg.seed);
     if (cfg.viewpoint) im.session.set_viewpoint(*cfg.viewpoint);
     if (cfg.io == IoMode::OwnThread) {

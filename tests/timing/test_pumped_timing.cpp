@@ -1,0 +1,80 @@
+// A client pumped once per render frame measures the round trip and the server clock as well as
+// one with its own network thread: datagrams carry the time the kernel received them, not the
+// time the game got round to reading them. Timing-sensitive: its own executable, run alone
+// (kinesync-timing-tests, RUN_SERIAL).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <thread>
+#include <vector>
+#include <algorithm>
+
+#include <kinesync/client/stream_client.h>
+#include <kinesync/server/stream_server.h>
+
+using namespace ks;
+
+TEST(PumpedClient, RoundTripAndDisplayMatchAThreadedClientWithin2ms) {
+    Skeleton s;
+    s.names = {"root", "tip"};
+    s.parents = {-1, 0};
+    s.offsets = {{0, 0, 0}, {0, 1, 0}};
+    StreamServerConfig sc;
+    sc.port = 0;
+    StreamServer server(sc);  // its own I/O thread: pongs go out as pings arrive
+    const uint16_t c = server.add_character(server.add_skeleton("stick", s));
+
+    StreamClientConfig pc;
+    pc.port = server.port();
+    pc.io = IoMode::Pumped;
+    StreamClientConfig tc = pc;
+    tc.io = IoMode::OwnThread;
+    StreamClient pumped(pc), threaded(tc);
+    pumped.connect();
+    threaded.connect();
+    // The game's server ticks at a steady 60 Hz on a thread of its own (its clock is the tick's).
+    std::atomic<bool> stop{false};
+    std::thread game([&] {
+        const Pose pose(s);
+        auto next = std::chrono::steady_clock::now();
+        while (!stop) {
+            server.set_pose(c, pose);
+            server.end_tick();
+            next += std::chrono::microseconds(16667);
+            std::this_thread::sleep_until(next);
+        }
+    });
+    // The client renders at 60 Hz too: a pumped client reads datagrams that waited up to a frame.
+    std::vector<double> gaps;  // per frame: how much later the pumped client shows the server's time
+    int stale_stats = 0;       // pumped frames whose stats() did not count what update() just took
+    auto next = std::chrono::steady_clock::now();
+    for (int f = 0; f < 480; ++f) {
+        pumped.update();
+        threaded.update();
+        if (const RemoteCharacter* rc = pumped.character(c))  // (threaded: its thread may decode in between)
+            stale_stats += pumped.stats().session.characters_decoded != rc->snapshots;
+        if (f >= 300 && pumped.character(c) && threaded.character(c) && pumped.character(c)->ready)
+            gaps.push_back((threaded.render_time() - pumped.render_time()) * 1000.0);
+        next += std::chrono::microseconds(16667);
+        std::this_thread::sleep_until(next);
+    }
+    stop = true;
+    game.join();
+    const double rtt_p = pumped.stats().rtt_ms, rtt_t = threaded.stats().rtt_ms;
+    ASSERT_GT(gaps.size(), 150u);
+    // After 5 s (either client's first clock estimate may be off by a tick and takes a few pongs to
+    // settle), the median: the server's clock is its game's tick, which stalls when a tick is late, and a
+    // ping that lands in a stall (either client's) skews that client's estimate for a while.
+    std::nth_element(gaps.begin(), gaps.begin() + std::ptrdiff_t(gaps.size() / 2), gaps.end());
+    const double display_gap_ms = gaps[gaps.size() / 2];
+    RecordProperty("rtt_pumped_ms", std::to_string(rtt_p));
+    RecordProperty("rtt_threaded_ms", std::to_string(rtt_t));
+    RecordProperty("display_gap_ms", std::to_string(display_gap_ms));
+    EXPECT_EQ(stale_stats, 0) << "stats() lagged update()";
+    EXPECT_GT(rtt_p, 0.0);
+    EXPECT_GT(rtt_t, 0.0);
+    EXPECT_LT(std::fabs(rtt_p - rtt_t), 2.0) << "pumped " << rtt_p << " ms, threaded " << rtt_t << " ms";
+    EXPECT_LT(std::fabs(display_gap_ms), 2.0) << "the pumped client shows the server's time " << display_gap_ms << " ms later";
+}
