@@ -13,7 +13,9 @@
 #include <kinesync/common/errors.h>
 #include <kinesync/server/stream_server.h>
 
+#include "client/src/session.h"
 #include "common/src/net/connect_token.h"
+#include "common/src/net/protocol.h"
 #include "common/src/net/secure_channel.h"
 
 using namespace ks;
@@ -258,4 +260,53 @@ TEST(Conventions, VelocitiesFromTwoPosesTakeTheShortArc) {
     EXPECT_EQ(error_of([&] { derive_velocities(out, curr, prev, 0.0f); }).field(), "dt");
     Pose short_pose(1);
     EXPECT_EQ(error_of([&] { derive_velocities(out, curr, short_pose, dt); }).code(), Errc::InvalidPose);
+}
+
+TEST(Boundary, AFullServerSaysSo) {
+    StreamServerConfig sc = pumped_server();
+    sc.max_clients = 1;
+    StreamServer server(sc);
+    StreamClientConfig cc;
+    cc.io = IoMode::Pumped;
+    cc.port = server.port();
+    cc.timeout_s = 2.0;
+    StreamClient first(cc), second(cc);
+    first.connect();
+    for (int i = 0; i < 200 && first.state() != ConnectionState::Connected; ++i) {
+        server.end_tick();
+        server.poll();
+        first.update();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_EQ(first.state(), ConnectionState::Connected);
+    second.connect();
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (second.state() != ConnectionState::Disconnected && std::chrono::steady_clock::now() < end) {
+        server.end_tick();
+        server.poll();
+        first.update();
+        second.update();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(second.disconnect_code(), DisconnectCode::ServerFull) << second.disconnect_reason();
+    EXPECT_EQ(first.state(), ConnectionState::Connected);
+}
+
+TEST(Boundary, AServerOfAnotherVersionIsReportedAsSuch) {
+    // What a server of another protocol version answers a ConnectRequest with: a Disconnect this
+    // client cannot decode. The handshake then ends with VersionMismatch, not "no answer".
+    std::vector<uint8_t> reply = net::build_disconnect({0, 0, 0}, "version mismatch", uint8_t(DisconnectCode::VersionMismatch));
+    const auto d = net::decode_packet(reply);
+    ASSERT_TRUE(d);
+    const size_t at = size_t(reinterpret_cast<const uint8_t*>(d->packet()->header()) - d->storage.data());
+    reply[at + 4] = uint8_t(net::kProtocolVersion + 1);  // the header's version field
+    ClientSessionConfig cfg;
+    cfg.timeout_s = 1.0;
+    ClientSession session(cfg);
+    session.connect(0.0);
+    session.on_datagram(reply, 0.1);
+    session.update(2.0);
+    EXPECT_EQ(session.state(), ConnectionState::Disconnected);
+    EXPECT_EQ(session.disconnect_code(), DisconnectCode::VersionMismatch);
+    EXPECT_NE(session.disconnect_reason().find("another protocol version"), std::string::npos) << session.disconnect_reason();
 }

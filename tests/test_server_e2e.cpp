@@ -227,6 +227,7 @@ TEST(ServerE2E, AConnectRequestOfAnotherVersionIsToldVersionMismatch) {
     ASSERT_TRUE(p);
     ASSERT_EQ(p->type, net::MessageType::Disconnect);
     EXPECT_EQ(p->message<net::wire::Disconnect>()->reason()->str(), "version mismatch");
+    EXPECT_EQ(p->message<net::wire::Disconnect>()->code(), uint8_t(DisconnectCode::VersionMismatch));
     h.stop();
     EXPECT_EQ(h.stats().connects, 0u);
 }
