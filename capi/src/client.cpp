@@ -60,6 +60,8 @@ ks_result ks_client_create(const ks_client_config* cfg, ks_client** out) {
         c.port = cfg->port;
         if (cfg->strategy && !strategy_from_name(cfg->strategy, c.reconstruct.strategy))
             return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_client_create: unknown strategy '") + cfg->strategy + "'");
+        if (cfg->io != KS_IO_OWN_THREAD && cfg->io != KS_IO_PUMPED)
+            return fail(KS_ERROR_INVALID_CONFIG, "ks_client_create: config.io = " + std::to_string(int(cfg->io)) + ", not a ks_io_mode");
         c.io = cfg->io == KS_IO_OWN_THREAD ? IoMode::OwnThread : IoMode::Pumped;
         if (!(cfg->timeout_s > 0))
             return fail(KS_ERROR_INVALID_CONFIG, "ks_client_create: config.timeout_s = " + std::to_string(cfg->timeout_s) + ", must be > 0");

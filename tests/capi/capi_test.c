@@ -102,6 +102,9 @@ int main(void) {
     CHECK(ks_server_teleport(server, 4242) == KS_ERROR_UNKNOWN_ID, "unknown character accepted");
     CHECK(strstr(ks_last_error(), "4242") != NULL, "message names the id: '%s'", ks_last_error());
     CHECK(ks_server_add_character(NULL, 0, "x", &character) == KS_ERROR_INVALID_ARGUMENT, "NULL server accepted");
+    CHECK(strstr(ks_last_error(), "ks_server_add_character: NULL server") != NULL, "NULL message names the function: '%s'", ks_last_error());
+    CHECK(ks_client_connect(NULL) == KS_ERROR_INVALID_ARGUMENT && strstr(ks_last_error(), "ks_client_connect: NULL client") != NULL,
+          "NULL client message: '%s'", ks_last_error());
     ks_client_config bad;
     ks_client_config_init(&bad);
     bad.strategy = "teleportation";

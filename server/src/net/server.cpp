@@ -21,15 +21,6 @@ constexpr uint8_t kDcServerFull = uint8_t(DisconnectCode::ServerFull);
 constexpr uint8_t kDcTooManyFromAddress = uint8_t(DisconnectCode::TooManyFromAddress);
 constexpr uint8_t kDcNotAcknowledging = uint8_t(DisconnectCode::NotAcknowledging);
 
-// check_token's reasons as codes.
-uint8_t token_refusal_code(const std::string& why) {
-    if (why == "connect token expired") return uint8_t(DisconnectCode::TokenExpired);
-    if (why == "connect token invalid") return uint8_t(DisconnectCode::TokenInvalid);
-    if (why == "connect token for another server") return uint8_t(DisconnectCode::TokenWrongServer);
-    if (why == "connect token already used") return uint8_t(DisconnectCode::TokenUsed);
-    if (why == "connect token required") return uint8_t(DisconnectCode::TokenRequired);
-    return uint8_t(DisconnectCode::Unspecified);
-}
 constexpr uint64_t kTagSnapshot = 1ull << 60, kTagReliable = 2ull << 60, kTagMask = 0xFFFFFFFFFFFFFFull;
 
 std::string endpoint_text(const asio::ip::udp::endpoint& ep) { return ep.address().to_string() + ":" + std::to_string(ep.port()); }
@@ -331,22 +322,26 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
     ++stats_.unexpected;  // anything else from a peer without a session
 }
 
-std::optional<PrivateToken> Server::check_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, const char*& why) const {
+std::optional<PrivateToken> Server::check_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, const char*& why, DisconnectCode& code) const {
     if (!sealed) {
         why = "connect token required";
+        code = DisconnectCode::TokenRequired;
         return std::nullopt;
     }
     if (expire_s <= unix_now_s()) {
         why = "connect token expired";
+        code = DisconnectCode::TokenExpired;
         return std::nullopt;
     }
     std::optional<PrivateToken> t = open_private_token(*cfg_.private_key, expire_s, {sealed->data(), sealed->size()});
     if (!t) {
         why = "connect token invalid";
+        code = DisconnectCode::TokenInvalid;
         return std::nullopt;
     }
     if (std::find(t->servers.begin(), t->servers.end(), public_address_) == t->servers.end()) {
         why = "connect token for another server";
+        code = DisconnectCode::TokenWrongServer;
         return std::nullopt;
     }
     return t;
@@ -362,12 +357,13 @@ void Server::on_connect_request(const asio::ip::udp::endpoint& from, const Decod
         return;
     }
     const char* why = "";
-    const std::optional<PrivateToken> t = check_token(m->token_expire_s(), m->token(), why);
-    if (t && used_tokens_.count(t->mac)) why = "connect token already used";
+    DisconnectCode code = DisconnectCode::Unspecified;
+    const std::optional<PrivateToken> t = check_token(m->token_expire_s(), m->token(), why, code);
+    if (t && used_tokens_.count(t->mac)) why = "connect token already used", code = DisconnectCode::TokenUsed;
     if (!t || used_tokens_.count(t->mac)) {
         ++stats_.tokens_refused;
         spdlog::get("server")->debug("connect request from {} refused: {}", endpoint_text(from), why);
-        send_raw(from, build_disconnect({0, 0, 0}, why, token_refusal_code(why)));
+        send_raw(from, build_disconnect({0, 0, 0}, why, uint8_t(code)));
         return;
     }
     // The cookie is bound to this token and sealed with its server-to-client key: a thief who
@@ -390,7 +386,8 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     std::optional<PrivateToken> token;
     if (secure_) {
         const char* why = "";
-        token = check_token(r->token_expire_s(), r->token(), why);
+        DisconnectCode code = DisconnectCode::Unspecified;
+        token = check_token(r->token_expire_s(), r->token(), why, code);
         if (!token) {
             ++stats_.tokens_refused;
             return;

@@ -33,6 +33,7 @@
 #include "common/src/util/worker_pool.h"
 #include "server/src/net/cookie.h"
 #include "server/src/net/relevance.h"
+#include <kinesync/common/net/disconnect_code.h>
 #include <kinesync/server/server_stats.h>
 
 namespace ks::net {
@@ -142,7 +143,9 @@ private:
     void resolve_security();
     void on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p);
     void on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p);
-    std::optional<PrivateToken> check_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, const char*& why) const;
+    // The token, or nullopt with why (text) and code (for the client) set.
+    std::optional<PrivateToken> check_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, const char*& why,
+                                            DisconnectCode& code) const;
     bool admit_handshake(const asio::ip::udp::endpoint& from);
     void send_accept(Session& s);
     void prune_admission();
