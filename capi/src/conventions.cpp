@@ -17,8 +17,8 @@ bool engine_from_c(ks_engine e, Engine& out) {
         case KS_ENGINE_UNREAL: out = Engine::Unreal; return true;
         case KS_ENGINE_UNITY: out = Engine::Unity; return true;
         case KS_ENGINE_GODOT: out = Engine::Godot; return true;
+        default: return false;
     }
-    return false;
 }
 
 // rot[] in the engine's order <-> kinesync's (w, x, y, z).

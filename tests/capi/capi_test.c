@@ -111,6 +111,11 @@ int main(void) {
     ks_client* nothing = NULL;
     CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_INVALID_ARGUMENT && nothing == NULL, "unknown strategy accepted");
     bad.strategy = NULL;
+    bad.io = (ks_io_mode)7;
+    CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_INVALID_CONFIG && nothing == NULL, "io mode 7 accepted");
+    CHECK(strstr(ks_last_error(), "config.io = 7") != NULL, "io message: '%s'", ks_last_error());
+    bad.io = KS_IO_PUMPED;
+    CHECK(strcmp(ks_result_name((ks_result)99), "unknown") == 0, "ks_result_name of an unknown code");
     bad.host = "no-such-host.invalid";
     CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_NETWORK && nothing == NULL, "unresolvable host accepted");
 

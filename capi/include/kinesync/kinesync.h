@@ -48,12 +48,15 @@ typedef enum ks_result {
     KS_ERROR_INVALID_POSE = 7,     /* wrong joint count, a value not finite, a rotation not unit, a scale not positive */
     KS_ERROR_INVALID_CONFIG = 8,   /* a configuration field out of range (the message names it) */
     KS_ERROR_UNKNOWN_ID = 9,       /* no such skeleton or character */
-    KS_ERROR_INVALID_TOKEN = 10    /* not a connect token, or one that names another server */
+    KS_ERROR_INVALID_TOKEN = 10,   /* not a connect token, or one that names another server */
+    KS_RESULT_MAX_ENUM = 0x7FFFFFFF
 } ks_result;
 /* "invalid pose", ... */
 KS_API const char* ks_result_name(ks_result r);
 
-typedef enum ks_io_mode { KS_IO_OWN_THREAD = 0, KS_IO_PUMPED = 1 } ks_io_mode;
+/* Enums a caller passes in end with a _MAX_ENUM value so that any int is a value of the type
+ * (an unknown one is refused with KS_ERROR_INVALID_CONFIG or KS_ERROR_INVALID_ARGUMENT). */
+typedef enum ks_io_mode { KS_IO_OWN_THREAD = 0, KS_IO_PUMPED = 1, KS_IO_MAX_ENUM = 0x7FFFFFFF } ks_io_mode;
 
 typedef struct ks_kform {
     float pos[3];
@@ -225,7 +228,13 @@ KS_API double ks_client_render_time(const ks_client* c);
  * Unity (metres, Y up, Z forward, left-handed, x y z w), Godot (metres, Y up, right-handed,
  * x y z w). KS_ENGINE_KINESYNC: kinesync's own (metres, Y up, Z forward, X left, right-handed,
  * w x y z). */
-typedef enum ks_engine { KS_ENGINE_KINESYNC = 0, KS_ENGINE_UNREAL = 1, KS_ENGINE_UNITY = 2, KS_ENGINE_GODOT = 3 } ks_engine;
+typedef enum ks_engine {
+    KS_ENGINE_KINESYNC = 0,
+    KS_ENGINE_UNREAL = 1,
+    KS_ENGINE_UNITY = 2,
+    KS_ENGINE_GODOT = 3,
+    KS_ENGINE_MAX_ENUM = 0x7FFFFFFF
+} ks_engine;
 /* count kforms (local or global alike) from kinesync's conventions, in a skeleton of
  * metres_per_unit, into the engine's: positions and velocities moved to its axes and units,
  * rotations and angular velocities to its axes and handedness, scales to its axes; rot[] in the
