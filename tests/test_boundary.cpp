@@ -8,7 +8,11 @@
 
 #include <kinesync/client/stream_client.h>
 #include <kinesync/common/anim/ops_blend.h>
+#include <kinesync/common/anim/ops_dead_blend.h>
 #include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/ops_ik.h>
+#include <kinesync/common/anim/ops_lookat.h>
+#include <kinesync/common/anim/ops_sample.h>
 #include <kinesync/common/conventions.h>
 #include <kinesync/common/errors.h>
 #include <kinesync/server/stream_server.h>
@@ -309,4 +313,63 @@ TEST(Boundary, AServerOfAnotherVersionIsReportedAsSuch) {
     EXPECT_EQ(session.state(), ConnectionState::Disconnected);
     EXPECT_EQ(session.disconnect_code(), DisconnectCode::VersionMismatch);
     EXPECT_NE(session.disconnect_reason().find("another protocol version"), std::string::npos) << session.disconnect_reason();
+}
+
+TEST(Boundary, OpsRefuseNonFiniteArgumentsAndImpossibleShapes) {
+    Clip clip;
+    clip.skeleton = arm();
+    clip.resize(4);
+    Pose out(3), global(3), local(arm());
+    EXPECT_EQ(error_of([&] { op_sample_cubic(out, clip, std::nan("")); }).field(), "time");
+    EXPECT_EQ(error_of([&] { op_sample_linear(out, clip, INFINITY, Wrap::Loop); }).field(), "time");
+    EXPECT_EQ(error_of([&] { op_sample_cubic(out, clip, 0.1, Wrap(7)); }).field(), "wrap");
+    clip.frame_dt = 0;
+    EXPECT_EQ(error_of([&] { op_sample_linear(out, clip, 0.1); }).field(), "clip.frame_dt");
+    EXPECT_EQ(error_of([&] { op_blend(out, local, local, std::nanf(""), 0.0f); }).field(), "alpha");
+    EXPECT_EQ(error_of([&] { op_finite_diff(out, local, local, 0.0f); }).field(), "dt");
+    op_fk(global, local, arm().parents);
+    EXPECT_EQ(error_of([&] { op_lookat(local, global, 2, {1, 1, 1}, {}, {0, 0, 0}); }).field(), "fwd");
+    EXPECT_EQ(error_of([&] { op_lookat(local, global, 2, {std::nanf(""), 1, 1}, {}, {1, 0, 0}); }).field(), "target_pos");
+    EXPECT_EQ(error_of([&] { op_two_bone_ik_static(local, global, 0, 2, 2, {1, 0, 0}); }).code(), Errc::InvalidArgument);
+    Pose lp(arm()), gp(3);
+    EXPECT_EQ(error_of([&] { op_two_bone_ik(local, lp, global, gp, arm().parents, 0, 2, 1, {1, 0, 0}, {}, 0.01f); }).field(), "b");
+    Pose transition(5);
+    std::vector<quat> dirs(3);
+    EXPECT_EQ(error_of([&] { op_dead_blending_transition(transition, dirs, local); }).field(), "transition");
+    EXPECT_EQ(transition.size(), 5) << "an op never resizes";
+}
+
+TEST(Boundary, TheServerRefusesCallsAfterClose) {
+    StreamServer server(pumped_server());
+    const uint16_t c = server.add_character(server.add_skeleton("arm", arm()));
+    server.close();
+    EXPECT_EQ(error_of([&] { server.set_pose(c, Pose(arm())); }).code(), Errc::State);
+    EXPECT_EQ(error_of([&] { server.add_character(0); }).code(), Errc::State);
+    EXPECT_EQ(error_of([&] { server.teleport(c); }).code(), Errc::State);
+    EXPECT_EQ(error_of([&] { server.end_tick(); }).code(), Errc::State);
+}
+
+TEST(Boundary, EnumsAndViewpointsOutOfRangeAreRefused) {
+    StreamClientConfig cc;
+    cc.io = IoMode(7);
+    EXPECT_EQ(error_of([&] { StreamClient{cc}; }).field(), "config.io");
+    cc = {};
+    cc.reconstruct.strategy = Strategy(42);
+    EXPECT_EQ(error_of([&] { StreamClient{cc}; }).field(), "config.reconstruct.strategy");
+    StreamServerConfig sc = pumped_server();
+    sc.io = IoMode(7);
+    EXPECT_EQ(error_of([&] { StreamServer{sc}; }).field(), "config.io");
+    cc = {};
+    cc.io = IoMode::Pumped;
+    StreamClient client(cc);
+    EXPECT_EQ(error_of([&] { client.set_viewpoint({std::nanf(""), 0, 0}); }).code(), Errc::InvalidArgument);
+    kform k;
+    EXPECT_EQ(error_of([&] { kform_to_engine(k, Engine(9), 1.0f); }).field(), "engine");
+    k.rot = quat{5, 0, 0, 0};
+    EXPECT_EQ(error_of([&] { kform_to_engine(k, Engine::Unity, 1.0f); }).code(), Errc::InvalidPose);
+    Pose p(2);
+    p.vel[1].x = INFINITY;
+    const Error e = error_of([&] { pose_to_engine(p, p, Engine::Unreal, 0.01f); });
+    EXPECT_EQ(e.joint(), 1);
+    EXPECT_EQ(e.field(), "in.vel");
 }

@@ -53,13 +53,14 @@ void ks_client_config_init(ks_client_config* cfg) {
 
 ks_result ks_client_create(const ks_client_config* cfg, ks_client** out) {
     return guarded("ks_client_create", [&] {
-        if (!cfg || !out) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_create: NULL argument");
+        if (!cfg || !out) return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_client_create: NULL ") + (cfg ? "out" : "cfg"));
         *out = nullptr;
         StreamClientConfig c;
         if (cfg->host) c.host = cfg->host;
         c.port = cfg->port;
         if (cfg->strategy && !strategy_from_name(cfg->strategy, c.reconstruct.strategy))
-            return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_client_create: unknown strategy '") + cfg->strategy + "'");
+            return fail(KS_ERROR_INVALID_CONFIG, std::string("ks_client_create: config.strategy = '") + cfg->strategy +
+                                                      "': not snap, interp, hermite, extrap, deadblend or deadblend+sod");
         if (cfg->io != KS_IO_OWN_THREAD && cfg->io != KS_IO_PUMPED)
             return fail(KS_ERROR_INVALID_CONFIG, "ks_client_create: config.io = " + std::to_string(int(cfg->io)) + ", not a ks_io_mode");
         c.io = cfg->io == KS_IO_OWN_THREAD ? IoMode::OwnThread : IoMode::Pumped;
@@ -163,8 +164,10 @@ int ks_client_character_count(const ks_client* c) { return c ? int(c->client.cha
 ks_result ks_client_character_at(const ks_client* c, int index, ks_character_info* out) {
     return guarded("ks_client_character_at", [&] {
         KS_NEED(c);
-        if (!out || index < 0 || index >= int(c->client.characters().size()))
-            return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_character_at: index " + std::to_string(index) + " out of range");
+        if (!out) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_character_at: NULL out");
+        if (index < 0 || index >= int(c->client.characters().size()))
+            return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_character_at: index " + std::to_string(index) + " out of range 0.." +
+                                                       std::to_string(int(c->client.characters().size()) - 1));
         const RemoteCharacter& r = *c->client.characters()[size_t(index)];
         *out = {r.id, r.skeleton_id, r.skeleton.size(), r.ready ? 1 : 0, r.epoch, r.metres_per_unit, r.name.c_str(),
                 r.skeleton_name.c_str()};
@@ -175,10 +178,11 @@ ks_result ks_client_character_at(const ks_client* c, int index, ks_character_inf
 namespace {
 const RemoteCharacter* find(const ks_client* c, uint16_t id, int capacity, const char* fn) {
     const RemoteCharacter* r = c->client.character(id);
-    if (!r) throw std::invalid_argument(std::string(fn) + ": unknown character " + std::to_string(id));
+    if (!r) throw Error(Errc::UnknownId, std::string(fn) + ": unknown character " + std::to_string(id), "character");
     if (capacity < r->skeleton.size())
-        throw std::invalid_argument(std::string(fn) + ": capacity " + std::to_string(capacity) + " < " +
-                                    std::to_string(r->skeleton.size()) + " joints");
+        throw Error(Errc::InvalidArgument, std::string(fn) + ": capacity " + std::to_string(capacity) + " < " +
+                                               std::to_string(r->skeleton.size()) + " joints",
+                    "capacity");
     return r;
 }
 ks_result copy_pose(const ks_client* c, uint16_t id, ks_kform* joints, int capacity, bool global, const char* fn) {

@@ -1,6 +1,7 @@
 // The C API's conventions: engine conversions and velocities from two poses.
 #include <vector>
 
+#include <kinesync/common/anim/pose.h>
 #include <kinesync/common/conventions.h>
 
 #include "capi/src/capi_support.h"
@@ -41,6 +42,7 @@ ks_result convert(const char* fn, ks_engine engine, float metres_per_unit, const
         if (!in || !out || count < 0) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": need in, out and count >= 0");
         const bool xyzw = engine_convention(e).xyzw;
         for (int j = 0; j < count; ++j) {
+            check_kform(capi::from_c(to_engine ? in[j] : reorder_from_engine(in[j], xyzw)), fn, "in", j);
             if (to_engine) {
                 ks_kform k = capi::to_c(kform_to_engine(capi::from_c(in[j]), e, metres_per_unit));
                 reorder_to_engine(k, xyzw);

@@ -71,7 +71,7 @@ ks_result ks_token_issue(const char* private_key_hex, const char* const* servers
 
 ks_result ks_server_create(const ks_server_config* cfg, ks_server** out) {
     return guarded("ks_server_create", [&] {
-        if (!cfg || !out) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_server_create: NULL argument");
+        if (!cfg || !out) return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_server_create: NULL ") + (cfg ? "out" : "cfg"));
         *out = nullptr;
         StreamServerConfig c;
         if (cfg->bind) c.bind = cfg->bind;
@@ -88,7 +88,7 @@ ks_result ks_server_create(const ks_server_config* cfg, ks_server** out) {
         if (cfg->record_path) c.record_path = cfg->record_path;
         if (cfg->private_key_hex) {
             c.private_key = net::key_from_hex(cfg->private_key_hex);
-            if (!c.private_key) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_server_create: private_key_hex is not 64 hex digits");
+            if (!c.private_key) return fail(KS_ERROR_INVALID_CONFIG, "ks_server_create: config.private_key_hex is not 64 hex digits");
         }
         if (cfg->public_address) c.public_address = cfg->public_address;
         c.insecure_dev = cfg->insecure_dev != 0;
@@ -110,8 +110,11 @@ ks_result ks_server_add_skeleton(ks_server* s, const char* name, int joint_count
                                  const float* offsets, float metres_per_unit, uint16_t* out_id) {
     return guarded("ks_server_add_skeleton", [&] {
         KS_NEED(s);
-        if (!parents || !offsets || !out_id || joint_count <= 0)
-            return fail(KS_ERROR_INVALID_ARGUMENT, "ks_server_add_skeleton: need joint_count > 0, parents, offsets and out_id");
+        if (joint_count <= 0 || joint_count > kMaxJoints)  // before reading joint_count entries of anything
+            return fail(KS_ERROR_INVALID_SKELETON, "ks_server_add_skeleton: joint_count = " + std::to_string(joint_count) + ", not 1.." +
+                                                       std::to_string(kMaxJoints));
+        if (!parents || !offsets || !out_id)
+            return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_server_add_skeleton: NULL ") + (!parents ? "parents" : !offsets ? "offsets" : "out_id"));
         Skeleton sk;
         for (int j = 0; j < joint_count; ++j) {
             char fallback[16];
@@ -147,7 +150,10 @@ ks_result ks_server_remove_character(ks_server* s, uint16_t character) {
 ks_result ks_server_set_pose(ks_server* s, uint16_t character, const ks_kform* joints, int joint_count) {
     return guarded("ks_server_set_pose", [&] {
         KS_NEED(s);
-        if (!joints || joint_count <= 0) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_server_set_pose: no joints");
+        if (!joints) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_server_set_pose: NULL joints");
+        if (joint_count <= 0 || joint_count > kMaxJoints)
+            return fail(KS_ERROR_INVALID_POSE, "ks_server_set_pose: joint_count = " + std::to_string(joint_count) + ", not 1.." +
+                                                   std::to_string(kMaxJoints));
         s->scratch.resize(joint_count);
         for (int j = 0; j < joint_count; ++j) s->scratch.set(j, ks::capi::from_c(joints[j]));
         s->server.set_pose(character, s->scratch);  // checks the id and the joint count

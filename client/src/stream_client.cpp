@@ -123,6 +123,8 @@ void check_field(bool ok, const char* field, double value, const char* rule) {
 }
 
 void check_config(const StreamClientConfig& c) {
+    check_field(c.io == IoMode::Pumped || c.io == IoMode::OwnThread, "io", int(c.io), "an IoMode");
+    check_field(strategy_name(c.reconstruct.strategy)[0] != '?', "reconstruct.strategy", int(c.reconstruct.strategy), "a Strategy");
     check_field(c.timeout_s > 0 && c.timeout_s <= 3600, "timeout_s", c.timeout_s, "in (0, 3600] seconds");
     check_field(std::isfinite(c.reconnect_after_s), "reconnect_after_s", c.reconnect_after_s, "finite (< 0: never)");
     const ReconstructConfig& r = c.reconstruct;
@@ -137,7 +139,9 @@ void check_config(const StreamClientConfig& c) {
     for (const auto& [field, v] : positive) check_field(v > 0 && std::isfinite(v), field, v, "finite and > 0");
     check_field(r.correction_sod.zeta >= 0 && std::isfinite(r.correction_sod.zeta), "reconstruct.correction_sod.zeta", r.correction_sod.zeta, "finite and >= 0");
     check_field(r.correction_min_ratio > 0 && r.correction_min_ratio <= 1, "reconstruct.correction_min_ratio", r.correction_min_ratio, "in (0, 1]");
-    if (c.viewpoint) check_field(isfinite(*c.viewpoint), "viewpoint", c.viewpoint->x, "finite");
+    if (c.viewpoint)
+        check_field(std::fabs(c.viewpoint->x) <= 1e6f && std::fabs(c.viewpoint->y) <= 1e6f && std::fabs(c.viewpoint->z) <= 1e6f, "viewpoint",
+                    c.viewpoint->x, "finite and within 1e6 m");
     if (c.simulate) {
         try {
             validate(*c.simulate);
@@ -261,6 +265,9 @@ void StreamClient::disconnect() {
 }
 
 void StreamClient::set_viewpoint(vec3 metres) {
+    if (!(std::fabs(metres.x) <= 1e6f && std::fabs(metres.y) <= 1e6f && std::fabs(metres.z) <= 1e6f))
+        throw Error(Errc::InvalidArgument, "set_viewpoint: (" + std::to_string(metres.x) + ", " + std::to_string(metres.y) + ", " +
+                                               std::to_string(metres.z) + ") must be finite and within 1e6 m", "metres");
     std::lock_guard<std::mutex> lock(impl_->m);
     impl_->session.set_viewpoint(metres);
 }

@@ -13,9 +13,9 @@ EngineConvention engine_convention(Engine e) {
         case Engine::Unreal: return {{2, 0, 1}, {1, -1, 1}, 100.0f, true};  // X = forward, Y = right (-left), Z = up
         case Engine::Unity: return {{0, 1, 2}, {-1, 1, 1}, 1.0f, true};     // X = right (-left), Y = up, Z = forward
         case Engine::Godot: return {{0, 1, 2}, {1, 1, 1}, 1.0f, true};
-        case Engine::Kinesync: break;
+        case Engine::Kinesync: return {{0, 1, 2}, {1, 1, 1}, 1.0f, false};
     }
-    return {{0, 1, 2}, {1, 1, 1}, 1.0f, false};
+    throw Error(Errc::InvalidArgument, "engine_convention: engine = " + std::to_string(int(e)) + ", not an Engine", "engine");
 }
 
 namespace {
@@ -65,22 +65,24 @@ kform convert(const kform& k, const EngineConvention& c, float scale, bool to_en
 
 kform kform_to_engine(const kform& k, Engine e, float metres_per_unit) {
     const EngineConvention c = engine_convention(e);
+    check_kform(k, "kform_to_engine", "k");
     return convert(k, c, check_units(metres_per_unit) * c.units_per_metre, true);
 }
 
 kform kform_from_engine(const kform& k, Engine e, float metres_per_unit) {
     const EngineConvention c = engine_convention(e);
+    check_kform(k, "kform_from_engine", "k");
     return convert(k, c, 1.0f / (check_units(metres_per_unit) * c.units_per_metre), false);
 }
 
 void pose_to_engine(Pose& out, const Pose& in, Engine e, float metres_per_unit) {
-    check_pose_size(in, in.size(), "pose_to_engine", "in");
+    check_pose_values(in, "pose_to_engine", "in");
     if (&out != &in) out.resize(in.size());
     for (int j = 0; j < in.size(); ++j) out.set(j, kform_to_engine(in.get(j), e, metres_per_unit));
 }
 
 void pose_from_engine(Pose& out, const Pose& in, Engine e, float metres_per_unit) {
-    check_pose_size(in, in.size(), "pose_from_engine", "in");
+    check_pose_values(in, "pose_from_engine", "in");
     if (&out != &in) out.resize(in.size());
     for (int j = 0; j < in.size(); ++j) out.set(j, kform_from_engine(in.get(j), e, metres_per_unit));
 }
@@ -88,7 +90,10 @@ void pose_from_engine(Pose& out, const Pose& in, Engine e, float metres_per_unit
 void derive_velocities(Pose& out, const Pose& curr, const Pose& prev, float dt) {
     if (!(dt > 0 && std::isfinite(dt)))
         throw Error(Errc::InvalidArgument, "derive_velocities: dt = " + std::to_string(dt) + ", must be finite and > 0", "dt");
-    op_finite_diff(out, curr, prev, dt);  // checks the sizes
+    check_pose_values(curr, "derive_velocities", "curr");
+    check_pose_values(prev, "derive_velocities", "prev");
+    check_pose_size(prev, curr.size(), "derive_velocities", "prev");
+    op_finite_diff(out, curr, prev, dt);
 }
 
 }  // namespace ks

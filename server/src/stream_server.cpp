@@ -163,6 +163,7 @@ void check_config(const StreamServerConfig& c) {
     if (!(c.tick_hz >= 1 && c.tick_hz <= 1000) || c.tick_hz != std::floor(c.tick_hz)) bad_config("tick_hz", c.tick_hz, "a whole number in 1..1000");
     if (!(c.snapshot_hz >= 1) || c.snapshot_hz != std::floor(c.snapshot_hz) || std::fmod(c.tick_hz, c.snapshot_hz) != 0.0f)
         bad_config("snapshot_hz", c.snapshot_hz, "a whole number dividing tick_hz");
+    if (c.io != IoMode::Pumped && c.io != IoMode::OwnThread) bad_config("io", int(c.io), "an IoMode");
     if (!(c.bandwidth_bps >= 8000 && std::isfinite(c.bandwidth_bps))) bad_config("bandwidth_bps", c.bandwidth_bps, "finite and at least 8000");
     if (c.max_clients < 1 || c.max_clients > 4096) bad_config("max_clients", c.max_clients, "1..4096");
     if (!(c.timeout_s > 0 && c.timeout_s <= 3600)) bad_config("timeout_s", c.timeout_s, "in (0, 3600] seconds");
@@ -246,6 +247,7 @@ uint16_t StreamServer::add_skeleton(const std::string& name, const Skeleton& ske
                     "metres_per_unit");
     net::Roster::SkeletonEntry e{name, skeleton, metres_per_unit, plan_precision(skeleton, metres_per_unit)};
     std::lock_guard<std::mutex> lock(impl_->m);
+    if (impl_->closed) throw Error(Errc::State, std::string("add_skeleton") + " after close()");
     if (impl_->next_skeleton == UINT16_MAX) throw Error(Errc::InvalidArgument, "add_skeleton: too many skeletons (65535)");
     const uint16_t id = impl_->next_skeleton++;
     impl_->skeletons[id] = skeleton;
@@ -256,6 +258,7 @@ uint16_t StreamServer::add_skeleton(const std::string& name, const Skeleton& ske
 uint16_t StreamServer::add_character(uint16_t skeleton, const std::string& name) {
     if (name.size() > net::kMaxNameBytes) throw Error(Errc::InvalidArgument, "add_character: name longer than 64 bytes", "name");
     std::lock_guard<std::mutex> lock(impl_->m);
+    if (impl_->closed) throw Error(Errc::State, std::string("add_character") + " after close()");
     if (!impl_->skeletons.count(skeleton))
         throw Error(Errc::UnknownId, "add_character: unknown skeleton " + std::to_string(skeleton), "skeleton");
     if (impl_->next_character == UINT16_MAX) throw Error(Errc::InvalidArgument, "add_character: too many characters (65535)");
@@ -277,6 +280,7 @@ auto& find_character(Map& m, uint16_t id, const char* what) {
 
 uint16_t StreamServer::Impl::open_epoch(uint16_t character, kinesync::wire::EventKind kind, const char* fn) {
     std::lock_guard<std::mutex> lock(m);
+    if (closed) throw Error(Errc::State, std::string(fn) + " after close()");
     Staged& s = find_character(characters, character, fn);
     ++s.epoch;
     pending.events.push_back({character, s.epoch, kind, tick + 1});
@@ -285,6 +289,7 @@ uint16_t StreamServer::Impl::open_epoch(uint16_t character, kinesync::wire::Even
 
 void StreamServer::remove_character(uint16_t character) {
     std::lock_guard<std::mutex> lock(impl_->m);
+    if (impl_->closed) throw Error(Errc::State, std::string("remove_character") + " after close()");
     find_character(impl_->characters, character, "remove_character");
     impl_->characters.erase(character);
     auto& added = impl_->pending.characters;
@@ -295,6 +300,7 @@ void StreamServer::remove_character(uint16_t character) {
 
 void StreamServer::set_pose(uint16_t character, const Pose& pose) {
     std::lock_guard<std::mutex> lock(impl_->m);
+    if (impl_->closed) throw Error(Errc::State, std::string("set_pose") + " after close()");
     Impl::Staged& s = find_character(impl_->characters, character, "set_pose");
     const std::string where = "set_pose(character " + std::to_string(character) + ")";
     check_pose(pose, impl_->skeletons.at(s.skeleton), where.c_str());

@@ -76,6 +76,7 @@ int main(void) {
         CHECK(strstr(ks_last_error(), "second root") != NULL, "two roots message: '%s'", ks_last_error());
         const float offsets3[9] = {0};
         CHECK(ks_server_add_skeleton(server, "after", 3, after, NULL, offsets3, 1.0f, &id) == KS_ERROR_INVALID_SKELETON, "late parent accepted");
+        CHECK(ks_server_add_skeleton(server, "none", 0, after, NULL, offsets3, 1.0f, &id) == KS_ERROR_INVALID_SKELETON, "0 joints accepted");
         CHECK(strcmp(ks_result_name(KS_ERROR_INVALID_SKELETON), "invalid skeleton") == 0, "ks_result_name");
     }
     {
@@ -91,6 +92,10 @@ int main(void) {
         CHECK(ks_pose_to_engine(KS_ENGINE_UNREAL, 0.01f, &k, &e, 1) == KS_OK && fabsf(e.pos[2] - 1.0f) < 1e-5f,
               "Unreal: Y up in centimetres becomes Z up (%g)", e.pos[2]);
         CHECK(ks_pose_to_engine((ks_engine)9, 1.0f, &k, &e, 1) == KS_ERROR_INVALID_ARGUMENT, "unknown engine accepted");
+        ks_kform nan_k = k;
+        nan_k.vel[2] = NAN;
+        CHECK(ks_pose_to_engine(KS_ENGINE_UNITY, 1.0f, &nan_k, &e, 1) == KS_ERROR_INVALID_POSE && strstr(ks_last_error(), "in.vel"),
+              "NaN velocity converted: '%s'", ks_last_error());
         ks_kform a = joints[1], b = joints[1], v;
         const float half = 0.05f; /* 0.1 rad about Y in 0.1 s: 1 rad/s */
         b.rot[0] = cosf(half), b.rot[1] = 0, b.rot[2] = sinf(half), b.rot[3] = 0;
@@ -109,7 +114,8 @@ int main(void) {
     ks_client_config_init(&bad);
     bad.strategy = "teleportation";
     ks_client* nothing = NULL;
-    CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_INVALID_ARGUMENT && nothing == NULL, "unknown strategy accepted");
+    CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_INVALID_CONFIG && nothing == NULL, "unknown strategy accepted");
+    CHECK(strstr(ks_last_error(), "config.strategy") != NULL, "strategy message: '%s'", ks_last_error());
     bad.strategy = NULL;
     bad.io = (ks_io_mode)7;
     CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_INVALID_CONFIG && nothing == NULL, "io mode 7 accepted");
@@ -161,6 +167,7 @@ int main(void) {
     CHECK(got_parents[0] == -1 && got_parents[1] == 0 && got_offsets[4] == 1.0f, "skeleton differs");
     ks_kform global[2];
     CHECK(ks_client_global_pose(client, character, global, 1) == KS_ERROR_INVALID_ARGUMENT, "capacity 1 accepted");
+    CHECK(ks_client_global_pose(client, 555, global, 2) == KS_ERROR_UNKNOWN_ID, "unknown character 555 accepted");
     CHECK(ks_client_global_pose(client, character, global, 2) == KS_OK, "%s", ks_last_error());
     /* Where the truth is at the rendered time (root x = t + 50 after the teleport), within 5 cm;
      * the child 1 m above; the root's velocity 1 m/s. */

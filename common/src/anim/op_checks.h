@@ -4,11 +4,13 @@
 // per-joint array has one entry per joint, parents come before their children, joint indexes
 // are in range. A failed check throws ks::Error; an op never reads or writes out of bounds.
 
+#include <cmath>
 #include <initializer_list>
 #include <string>
 
 #include <kinesync/common/anim/clip.h>
 #include <kinesync/common/anim/ops_inertialize.h>
+#include <kinesync/common/anim/ops_sample.h>
 #include <kinesync/common/anim/pose.h>
 #include <kinesync/common/anim/sample_cache.h>
 #include <kinesync/common/errors.h>
@@ -63,8 +65,35 @@ inline int check_offset(const char* op, const PoseOffset& o, int joints) {
     return joints;
 }
 
-// A clip's frames hold frames x joints values, out has its joints, a cache is the clip's.
-inline void check_clip(const char* op, const Clip& clip, const Pose& out, const SampleCache* cache = nullptr) {
+// A scalar argument is finite (a NaN alpha or time would spread NaN through the pose).
+inline void check_finite(const char* op, const char* name, double value) {
+    if (!std::isfinite(value))
+        throw Error(Errc::InvalidArgument, std::string(op) + ": " + name + " = " + std::to_string(value) + ", not finite", name);
+}
+
+inline void check_finite(const char* op, const char* name, vec3 v) {
+    if (!isfinite(v))
+        throw Error(Errc::InvalidArgument,
+                    std::string(op) + ": " + name + " = (" + std::to_string(v.x) + ", " + std::to_string(v.y) + ", " + std::to_string(v.z) +
+                        "), not finite",
+                    name);
+}
+
+inline void check_positive(const char* op, const char* name, double value) {
+    if (!(value > 0 && std::isfinite(value)))
+        throw Error(Errc::InvalidArgument, std::string(op) + ": " + name + " = " + std::to_string(value) + ", must be finite and > 0", name);
+}
+
+// A clip's frames hold frames x joints values at a positive frame time, out has its joints, a
+// cache is the clip's, the time is finite and the wrap mode one of Wrap's.
+inline void check_clip(const char* op, const Clip& clip, const Pose& out, double time, Wrap wrap, const SampleCache* cache = nullptr) {
+    check_finite(op, "time", time);
+    if (wrap != Wrap::Clamp && wrap != Wrap::Loop)
+        throw Error(Errc::InvalidArgument, std::string(op) + ": wrap = " + std::to_string(int(wrap)) + ", not a Wrap", "wrap");
+    if (!(clip.frame_dt > 0 && std::isfinite(clip.frame_dt)))
+        throw Error(Errc::InvalidArgument, std::string(op) + ": clip '" + clip.name + "' has frame_dt = " + std::to_string(clip.frame_dt) +
+                                               ", must be finite and > 0",
+                    "clip.frame_dt");
     const size_t n = size_t(clip.frames) * size_t(clip.joints());
     if (clip.frames < 1 || clip.pos_.size() != n || clip.rot_.size() != n || clip.scl_.size() != n)
         throw Error(Errc::InvalidArgument,

@@ -25,6 +25,8 @@ void add_linear_parts(Pose& out, const Pose& add, size_t i, float alpha, float a
 
 void op_additive(Pose& out, const Pose& add, float alpha, float alpha_vel) {
     detail::check_poses("op_additive", {{"out", &out}, {"add", &add}});
+    detail::check_finite("op_additive", "alpha", alpha);
+    detail::check_finite("op_additive", "alpha_vel", alpha_vel);
     for (size_t i = 0; i < size_t(out.size()); ++i) {
         add_linear_parts(out, add, i, alpha, alpha_vel);
         vec3 w_off;
@@ -44,6 +46,7 @@ void add_linear_values(Pose& out, const Pose& add, size_t i, float alpha) {
 
 void op_additive_values(Pose& out, const Pose& add, float alpha) {
     detail::check_poses("op_additive_values", {{"out", &out}, {"add", &add}});
+    detail::check_finite("op_additive_values", "alpha", alpha);
     for (size_t i = 0; i < size_t(out.size()); ++i) {
         add_linear_values(out, add, i, alpha);
         out.rot[i] = quat_mul(quat_scale_path(quat_abs(add.rot[i]), alpha), out.rot[i]);
@@ -52,6 +55,7 @@ void op_additive_values(Pose& out, const Pose& add, float alpha) {
 
 void op_additive_local_values(Pose& out, const Pose& add, float alpha) {
     detail::check_poses("op_additive_local_values", {{"out", &out}, {"add", &add}});
+    detail::check_finite("op_additive_local_values", "alpha", alpha);
     for (size_t i = 0; i < size_t(out.size()); ++i) {
         add_linear_values(out, add, i, alpha);
         out.rot[i] = quat_mul(out.rot[i], quat_scale_path(quat_abs(add.rot[i]), alpha));
@@ -60,6 +64,8 @@ void op_additive_local_values(Pose& out, const Pose& add, float alpha) {
 
 void op_additive_local(Pose& out, const Pose& add, float alpha, float alpha_vel) {
     detail::check_poses("op_additive_local", {{"out", &out}, {"add", &add}});
+    detail::check_finite("op_additive_local", "alpha", alpha);
+    detail::check_finite("op_additive_local", "alpha_vel", alpha_vel);
     for (size_t i = 0; i < size_t(out.size()); ++i) {
         add_linear_parts(out, add, i, alpha, alpha_vel);
         vec3 w_off;

@@ -41,6 +41,8 @@ size_t blend_simd(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, floa
 
 void op_blend(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float alpha_vel) {
     detail::check_poses(__func__, {{"out", &out}, {"lhs", &lhs}, {"rhs", &rhs}});
+    detail::check_finite(__func__, "alpha", alpha);
+    detail::check_finite(__func__, "alpha_vel", alpha_vel);
     for (size_t i = blend_simd(out, lhs, rhs, alpha, alpha_vel, true); i < size_t(lhs.size()); ++i) {
         blend_linear_parts(out, lhs, rhs, i, alpha, alpha_vel);
         const quat path = quat_abs(quat_mul_inv(rhs.rot[i], lhs.rot[i]));
@@ -50,6 +52,7 @@ void op_blend(Pose& out, const Pose& lhs, const Pose& rhs, float alpha, float al
 
 void op_blend_values(Pose& out, const Pose& lhs, const Pose& rhs, float alpha) {
     detail::check_poses(__func__, {{"out", &out}, {"lhs", &lhs}, {"rhs", &rhs}});
+    detail::check_finite(__func__, "alpha", alpha);
     for (size_t i = blend_simd(out, lhs, rhs, alpha, 0.0f, false); i < size_t(lhs.size()); ++i) {
         out.pos[i] = lerp(lhs.pos[i], rhs.pos[i], alpha);
         out.rot[i] = quat_slerp_shortest(lhs.rot[i], rhs.rot[i], alpha);
@@ -60,6 +63,7 @@ void op_blend_values(Pose& out, const Pose& lhs, const Pose& rhs, float alpha) {
 
 void op_blend_via_values(Pose& out, const Pose& lhs, const Pose& rhs, Span<quat> dirs, float alpha) {
     detail::check_count(__func__, "dirs", dirs.size(), detail::check_poses(__func__, {{"out", &out}, {"lhs", &lhs}, {"rhs", &rhs}}));
+    detail::check_finite(__func__, "alpha", alpha);
     for (size_t i = blend_simd(out, lhs, rhs, alpha, 0.0f, false, dirs.data()); i < size_t(lhs.size()); ++i) {
         out.pos[i] = lerp(lhs.pos[i], rhs.pos[i], alpha);
         dirs[i] = quat_via_path(lhs.rot[i], rhs.rot[i], dirs[i]);
@@ -71,6 +75,8 @@ void op_blend_via_values(Pose& out, const Pose& lhs, const Pose& rhs, Span<quat>
 
 void op_blend_via(Pose& out, const Pose& lhs, const Pose& rhs, Span<quat> dirs, float alpha, float alpha_vel) {
     detail::check_count(__func__, "dirs", dirs.size(), detail::check_poses(__func__, {{"out", &out}, {"lhs", &lhs}, {"rhs", &rhs}}));
+    detail::check_finite(__func__, "alpha", alpha);
+    detail::check_finite(__func__, "alpha_vel", alpha_vel);
     for (size_t i = blend_simd(out, lhs, rhs, alpha, alpha_vel, true, dirs.data()); i < size_t(lhs.size()); ++i) {
         blend_linear_parts(out, lhs, rhs, i, alpha, alpha_vel);
         dirs[i] = quat_via_path(lhs.rot[i], rhs.rot[i], dirs[i]);

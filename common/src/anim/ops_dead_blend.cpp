@@ -9,6 +9,8 @@ namespace ks {
 
 void op_extrapolate_decayed(Pose& out, const Pose& in, float time, float halflife) {
     detail::check_poses(__func__, {{"out", &out}, {"in", &in}});
+    detail::check_finite(__func__, "time", time);
+    detail::check_positive(__func__, "halflife", halflife);
     const float y = kLn2 / std::max(halflife, 1e-8f);
     const float decay = std::exp(-y * time);
     const float alpha = -std::expm1(-y * time) / y;  // integral of the decay, accurate for small y t
@@ -32,6 +34,8 @@ void op_extrapolate_decayed(Pose& out, const Pose& in, float time, float halflif
 
 void op_extrapolate_decayed_values(Pose& out, const Pose& in, float time, float halflife) {
     detail::check_poses(__func__, {{"out", &out}, {"in", &in}});
+    detail::check_finite(__func__, "time", time);
+    detail::check_positive(__func__, "halflife", halflife);
     const float y = kLn2 / std::max(halflife, 1e-8f);
     const float alpha = -std::expm1(-y * time) / y;
     if (const SimdOps* simd = simd_ops()) {
@@ -50,8 +54,9 @@ void op_extrapolate_decayed_values(Pose& out, const Pose& in, float time, float 
 }
 
 void op_dead_blending_transition(Pose& transition, Span<quat> dirs, const Pose& current) {
-    detail::check_count(__func__, "dirs", dirs.size(), detail::check_poses(__func__, {{"current", &current}}));
-    transition = current;
+    detail::check_count(__func__, "dirs", dirs.size(), detail::check_poses(__func__, {{"current", &current}, {"transition", &transition}}));
+    transition.pos = current.pos, transition.rot = current.rot, transition.scl = current.scl;  // same sizes: no allocation
+    transition.vel = current.vel, transition.ang = current.ang, transition.svl = current.svl;
     for (quat& d : dirs) d = quat{};
 }
 

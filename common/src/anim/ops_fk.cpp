@@ -165,6 +165,7 @@ void op_bk(Pose& local, const Pose& global, Span<const int> parents) {
 
 void op_finite_diff(Pose& out, const Pose& curr, const Pose& prev, float dt) {
     detail::check_poses(__func__, {{"curr", &curr}, {"prev", &prev}, {"out", &out}});
+    detail::check_positive(__func__, "dt", dt);
     for (size_t i = 0; i < size_t(curr.size()); ++i) {
         out.pos[i] = curr.pos[i];
         out.rot[i] = curr.rot[i];
@@ -177,6 +178,7 @@ void op_finite_diff(Pose& out, const Pose& curr, const Pose& prev, float dt) {
 
 void op_finite_diff_central(Pose& out, const Pose& plus, const Pose& minus, float h) {
     detail::check_poses(__func__, {{"plus", &plus}, {"minus", &minus}, {"out", &out}});
+    detail::check_positive(__func__, "h", h);
     for (size_t i = 0; i < size_t(plus.size()); ++i) {
         out.vel[i] = (plus.pos[i] - minus.pos[i]) / (2.0f * h);
         out.ang[i] = quat_differentiate_angular_velocity(plus.rot[i], minus.rot[i], 2.0f * h);
@@ -186,6 +188,7 @@ void op_finite_diff_central(Pose& out, const Pose& plus, const Pose& minus, floa
 
 void op_integrate(Pose& out, const Pose& in, float dt) {
     detail::check_poses(__func__, {{"in", &in}, {"out", &out}});
+    detail::check_finite(__func__, "dt", dt);
     for (int i = 0; i < in.size(); ++i) out.set(i, kform_integrate(in.get(i), dt));
 }
 

@@ -2,6 +2,9 @@
 
 #include "common/src/anim/op_checks.h"
 
+#include <string>
+#include <utility>
+
 #include <cmath>
 
 #include <kinesync/common/anim/ops_fk.h>
@@ -16,6 +19,11 @@ void op_two_bone_ik_static(Pose& local, const Pose& global, int a, int b, int c,
                            vec3 bend_axis_local) {
     const int joints = detail::check_poses(__func__, {{"global", &global}, {"local", &local}});
     for (const auto& [name, j] : {std::pair<const char*, int>{"a", a}, {"b", b}, {"c", c}}) detail::check_joint(__func__, name, j, joints);
+    if (a == b || b == c || a == c)
+        throw Error(Errc::InvalidArgument, "op_two_bone_ik_static: joints a, b, c (" + std::to_string(a) + ", " + std::to_string(b) + ", " +
+                                               std::to_string(c) + ") must differ", "b");
+    detail::check_finite(__func__, "target", target);
+    detail::check_finite(__func__, "bend_axis_local", bend_axis_local);
     const size_t ia = size_t(a), ib = size_t(b), ic = size_t(c);
     const vec3 pa = global.pos[ia], pb = global.pos[ib], pc = global.pos[ic];
     const float lab = length(pb - pa), lcb = length(pc - pb);
@@ -43,7 +51,15 @@ void op_two_bone_ik_static(Pose& local, const Pose& global, int a, int b, int c,
 
 void op_two_bone_ik(Pose& local, Pose& local_prev, Pose& global, Pose& global_prev, Span<const int> parents,
                     int a, int b, int c, vec3 target_pos, vec3 target_vel, float delta, vec3 bend_axis_local) {
-    detail::check_poses(__func__, {{"local", &local}, {"local_prev", &local_prev}, {"global", &global}, {"global_prev", &global_prev}});
+    const int joints =
+        detail::check_poses(__func__, {{"local", &local}, {"local_prev", &local_prev}, {"global", &global}, {"global_prev", &global_prev}});
+    detail::check_parents(__func__, parents, joints);
+    for (const auto& [name, j] : {std::pair<const char*, int>{"a", a}, {"b", b}, {"c", c}}) detail::check_joint(__func__, name, j, joints);
+    if (parents[size_t(b)] != a || parents[size_t(c)] != b)
+        throw Error(Errc::InvalidArgument, "op_two_bone_ik: joints " + std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) +
+                                               " are not a chain (a parent of b, b parent of c)", "b", b);
+    detail::check_finite(__func__, "target_vel", target_vel);
+    detail::check_positive(__func__, "delta", delta);
     op_integrate(local_prev, local, -delta);
     op_fk_static(global, local, parents);
     op_fk_static(global_prev, local_prev, parents);

@@ -41,6 +41,8 @@ void op_inertialize_transition(Pose& offset, const Pose& src, const Pose& dst) {
 
 void op_inertialize(Pose& out, const Pose& offset, const Pose& input, float blend_time, float blend_duration) {
     detail::check_poses(__func__, {{"input", &input}, {"offset", &offset}, {"out", &out}});
+    detail::check_finite(__func__, "blend_time", blend_time);
+    detail::check_positive(__func__, "blend_duration", blend_duration);
     const float d = std::max(blend_duration, 1e-8f);
     const float t = clampf(blend_time / d, 0.0f, 1.0f);
     // Cubic with value x, slope v at t=0 and value and slope 0 at t=1, in seconds:
@@ -68,6 +70,8 @@ void op_inertialize(Pose& out, const Pose& offset, const Pose& input, float blen
 
 void op_inertialize_values(Pose& out, const Pose& offset, const Pose& input, float blend_time, float blend_duration) {
     detail::check_poses(__func__, {{"input", &input}, {"offset", &offset}, {"out", &out}});
+    detail::check_finite(__func__, "blend_time", blend_time);
+    detail::check_positive(__func__, "blend_duration", blend_duration);
     const float d = std::max(blend_duration, 1e-8f);
     const float t = clampf(blend_time / d, 0.0f, 1.0f);
     const float w0 = 2 * t * t * t - 3 * t * t + 1;
@@ -106,6 +110,8 @@ void op_offset_decay(PoseOffset& offset, Span<const float> omega, float zeta, fl
     const int n = detail::check_offset(__func__, offset, int(offset.pos.size()));
     detail::check_count(__func__, "omega", omega.size(), n);
     if (!omega_pos.empty()) detail::check_count(__func__, "omega_pos", omega_pos.size(), n);
+    detail::check_finite(__func__, "zeta", zeta);
+    detail::check_finite(__func__, "dt", dt);
     auto step = [](const DampedStep& s, vec3& x, vec3& v) {
         const vec3 x0 = x, v0 = v;
         x = s.xx * x0 + s.xv * v0;

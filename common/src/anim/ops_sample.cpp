@@ -81,7 +81,7 @@ void hold_frame(Pose& out, const Clip& clip, int f) {
 }  // namespace
 
 void op_sample_linear(Pose& out, const Clip& clip, double time, Wrap wrap) {
-    detail::check_clip(__func__, clip, out);
+    detail::check_clip(__func__, clip, out, time, wrap);
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);
     const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
@@ -104,7 +104,7 @@ namespace {
 
 template <bool kVelocities>
 void sample_cubic(Pose& out, const Clip& clip, double time, Wrap wrap) {
-    detail::check_clip(__func__, clip, out);
+    detail::check_clip(__func__, clip, out, time, wrap);
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);
     [[maybe_unused]] const auto [h00, h10, h01, h11, d10, d01, d11] = hermite_basis(s.x);
@@ -156,7 +156,7 @@ namespace {
 // sincos of the half angle.
 template <bool kVelocities>
 void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, double time, Wrap wrap) {
-    detail::check_clip(__func__, clip, out, &cache);
+    detail::check_clip(__func__, clip, out, time, wrap, &cache);
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);
     [[maybe_unused]] const auto [h00, h10, h01, h11, d10, d01, d11] = hermite_basis(s.x);
@@ -233,7 +233,7 @@ void sample_cubic_cached(Pose& out, const Clip& clip, const SampleCache& cache, 
 
 template <bool kVelocities>
 void sample_linear_cached(Pose& out, const Clip& clip, const SampleCache& cache, double time, Wrap wrap) {
-    detail::check_clip(__func__, clip, out, &cache);
+    detail::check_clip(__func__, clip, out, time, wrap, &cache);
     if (clip.frames < 2) return hold_frame(out, clip, 0);
     const Segment s = locate(clip, time, wrap);
     [[maybe_unused]] const float inv_dt = s.moving ? 1.0f / clip.frame_dt : 0.0f;
@@ -288,6 +288,7 @@ void op_sample_cubic_values(Pose& out, const Clip& clip, double time, Wrap wrap)
 
 void op_timescale(Pose& pose, float speed) {
     detail::check_poses(__func__, {{"pose", &pose}});
+    detail::check_finite(__func__, "speed", speed);
     for (int j = 0; j < pose.size(); ++j) {
         pose.vel[size_t(j)] *= speed;
         pose.ang[size_t(j)] *= speed;

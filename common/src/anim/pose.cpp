@@ -22,26 +22,25 @@ std::string text(quat q) {
     return o.str();
 }
 
-[[noreturn]] void refuse(const Skeleton& s, const char* where, const char* name, const char* field, int j, const std::string& why) {
+[[noreturn]] void refuse(const Skeleton* s, const char* where, const char* name, const char* field, int j, const std::string& why) {
     std::string joint = "joint " + std::to_string(j);
-    if (size_t(j) < s.names.size() && !s.names[size_t(j)].empty()) joint += " (" + s.names[size_t(j)] + ")";
+    if (s && size_t(j) < s->names.size() && !s->names[size_t(j)].empty()) joint += " (" + s->names[size_t(j)] + ")";
     const std::string f = std::string(name) + "." + field;
     throw Error(Errc::InvalidPose, std::string(where) + ": " + f + " of " + joint + " " + why, f, j);
 }
 
 bool finite(quat q) { return std::isfinite(q.w) && std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z); }
 
-void check_joint(const Pose& p, const Skeleton& s, int j, const char* where, const char* name) {
-    const size_t i = size_t(j);
-    const struct { const char* field; vec3 v; } vecs[] = {{"pos", p.pos[i]}, {"scl", p.scl[i]}, {"vel", p.vel[i]}, {"ang", p.ang[i]}, {"svl", p.svl[i]}};
+void check_joint(const kform& k, const Skeleton* s, int j, const char* where, const char* name) {
+    const struct { const char* field; vec3 v; } vecs[] = {{"pos", k.pos}, {"scl", k.scl}, {"vel", k.vel}, {"ang", k.ang}, {"svl", k.svl}};
     for (const auto& f : vecs)
         if (!isfinite(f.v)) refuse(s, where, name, f.field, j, "is " + text(f.v) + ", not finite");
-    const quat q = p.rot[i];
+    const quat q = k.rot;
     if (!finite(q)) refuse(s, where, name, "rot", j, "is " + text(q) + ", not finite");
     const float len = std::sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
     if (!(std::fabs(len - 1.0f) <= kUnitQuatTolerance))
         refuse(s, where, name, "rot", j, "is " + text(q) + ", not a unit quaternion (|q| = " + std::to_string(len) + ")");
-    const vec3 c = p.scl[i];
+    const vec3 c = k.scl;
     if (!(c.x > 0 && c.y > 0 && c.z > 0)) refuse(s, where, name, "scl", j, "is " + text(c) + ": scales must be positive");
 }
 
@@ -65,7 +64,14 @@ void check_pose_size(const Pose& p, int joints, const char* where, const char* n
 
 void check_pose(const Pose& p, const Skeleton& skeleton, const char* where, const char* name) {
     check_pose_size(p, skeleton.size(), where, name);
-    for (int j = 0; j < p.size(); ++j) check_joint(p, skeleton, j, where, name);
+    for (int j = 0; j < p.size(); ++j) check_joint(p.get(j), &skeleton, j, where, name);
 }
+
+void check_pose_values(const Pose& p, const char* where, const char* name) {
+    check_pose_size(p, p.size(), where, name);
+    for (int j = 0; j < p.size(); ++j) check_joint(p.get(j), nullptr, j, where, name);
+}
+
+void check_kform(const kform& k, const char* where, const char* name, int joint) { check_joint(k, nullptr, joint, where, name); }
 
 }  // namespace ks

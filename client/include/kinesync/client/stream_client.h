@@ -35,6 +35,7 @@
 #include <kinesync/client/connection.h>
 #include <kinesync/client/reconstruct_config.h>
 #include <kinesync/common/anim/pose.h>
+#include <kinesync/common/errors.h>
 #include <kinesync/common/anim/skeleton.h>
 #include <kinesync/common/net/io_mode.h>
 #include <kinesync/common/net/net_profile.h>
@@ -97,7 +98,8 @@ struct StreamClientStats {
 
 class StreamClient {
 public:
-    // Resolves host (throws std::runtime_error "cannot resolve HOST: why") and opens a UDP socket.
+    // Checks the configuration (ks::Error, Errc::InvalidConfig, naming the field), resolves host
+    // (Errc::Network, "cannot resolve HOST: why") and opens a UDP socket.
     explicit StreamClient(const StreamClientConfig& cfg);
     // disconnect(): the server frees the slot at once instead of timing the client out.
     ~StreamClient();
@@ -106,7 +108,7 @@ public:
 
     // Starts (or restarts) the handshake. Connected / Disconnected events report how it went.
     void connect();
-    // The same with a fresh connect token (throws std::invalid_argument when it is not a token,
+    // The same with a fresh connect token (ks::Error, Errc::InvalidToken, when it is not a token,
     // or names another server than the one this client talks to).
     void connect(const std::vector<uint8_t>& token);
     // Why the last session ended or the handshake failed ("" while none did).

@@ -20,8 +20,10 @@
 // Ids are small integers handed out in order and never reused by one server.
 //
 // Errors. Bad arguments (an unknown id, a pose whose size is not its skeleton's, a skeleton that
-// does not validate or has more than 1024 joints) throw std::invalid_argument naming the
-// problem; network trouble after the bind never throws into the game (it is counted in stats()).
+// does not validate or has more than 1024 joints, a value out of range in the configuration) throw
+// ks::Error (kinesync/common/errors.h) with its code, field, joint and a message naming the value;
+// a pose is checked in full (finite values, unit quaternions, positive scales) by set_pose.
+// Network trouble after the bind never throws into the game (it is counted in stats()).
 
 #include <cstdint>
 #include <memory>
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include <kinesync/common/anim/pose.h>
+#include <kinesync/common/errors.h>
 #include <kinesync/common/anim/skeleton.h>
 #include <kinesync/common/net/io_mode.h>
 #include <kinesync/common/net/key.h>
@@ -75,8 +78,9 @@ struct StreamServerStats {
 
 class StreamServer {
 public:
-    // Binds the socket (when cfg.network) and opens the recording (when cfg.record_path): throws
-    // std::runtime_error naming the address or the file when either fails.
+    // Checks cfg (Errc::InvalidConfig), binds the socket (when cfg.network) and opens the recording
+    // (when cfg.record_path): throws ks::Error (Errc::Network, Errc::Io) naming the address or the
+    // file when either fails.
     explicit StreamServer(const StreamServerConfig& cfg);
     // close(), swallowing its errors.
     ~StreamServer();

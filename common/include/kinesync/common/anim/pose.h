@@ -63,5 +63,8 @@ void check_pose_size(const Pose& p, int joints, const char* where, const char* n
 // every rotation a unit quaternion (within kUnitQuatTolerance), every scale positive. Throws
 // ks::Error (Errc::InvalidPose) naming the field, the joint (and its name) and the value.
 void check_pose(const Pose& p, const Skeleton& skeleton, const char* where, const char* name = "pose");
+// The same without a skeleton (any joint count; joints named by index), and for one kform.
+void check_pose_values(const Pose& p, const char* where, const char* name = "pose");
+void check_kform(const kform& k, const char* where, const char* name = "kform", int joint = 0);
 
 }  // namespace ks
