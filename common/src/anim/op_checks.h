@@ -39,6 +39,10 @@ inline void check_count(const char* op, const char* name, size_t got, int joints
 // parents: one per joint, each -1 or a joint before it.
 inline void check_parents(const char* op, Span<const int> parents, int joints) {
     check_count(op, "parents", parents.size(), joints);
+    // One branch-free pass (it vectorizes: FK on 31 joints is ~200 ns), then the culprit if any.
+    unsigned bad = 0;
+    for (size_t i = 0; i < parents.size(); ++i) bad |= unsigned(parents[i] < -1) | unsigned(parents[i] >= int(i));
+    if (!bad) return;
     for (size_t i = 0; i < parents.size(); ++i)
         if (parents[i] < -1 || parents[i] >= int(i))
             throw Error(Errc::InvalidSkeleton,
