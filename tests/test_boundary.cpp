@@ -323,6 +323,7 @@ TEST(Boundary, OpsRefuseNonFiniteArgumentsAndImpossibleShapes) {
     EXPECT_EQ(error_of([&] { op_sample_cubic(out, clip, std::nan("")); }).field(), "time");
     EXPECT_EQ(error_of([&] { op_sample_linear(out, clip, INFINITY, Wrap::Loop); }).field(), "time");
     EXPECT_EQ(error_of([&] { op_sample_cubic(out, clip, 0.1, Wrap(7)); }).field(), "wrap");
+    EXPECT_EQ(error_of([&] { op_sample_linear(out, clip, 1e308, Wrap::Loop); }).field(), "time / clip.frame_dt");
     clip.frame_dt = 0;
     EXPECT_EQ(error_of([&] { op_sample_linear(out, clip, 0.1); }).field(), "clip.frame_dt");
     EXPECT_EQ(error_of([&] { op_blend(out, local, local, std::nanf(""), 0.0f); }).field(), "alpha");

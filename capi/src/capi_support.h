@@ -32,6 +32,10 @@ ks_result guarded(const char* fn, F&& f) noexcept {
     } catch (const Error& e) {
         const std::string what = e.what();
         return fail(ks_result(int(e.code())), what.rfind(fn, 0) == 0 ? what : std::string(fn) + ": " + what);
+    } catch (const std::out_of_range& e) {
+        return fail(KS_ERROR_INTERNAL, std::string(fn) + ": " + e.what());
+    } catch (const std::length_error& e) {
+        return fail(KS_ERROR_INTERNAL, std::string(fn) + ": " + e.what());
     } catch (const std::invalid_argument& e) {
         return fail(KS_ERROR_INVALID_ARGUMENT, e.what());
     } catch (const std::logic_error& e) {
@@ -43,6 +47,18 @@ ks_result guarded(const char* fn, F&& f) noexcept {
     } catch (...) {
         return fail(KS_ERROR_INTERNAL, "unknown error");
     }
+}
+
+// For the functions that return a value rather than a ks_result: f's value, or `fallback` (and
+// the reason in ks_last_error()) if it throws; no exception leaves.
+template <class T, class F>
+T value_or(const char* fn, T fallback, F&& f) noexcept {
+    T out = fallback;
+    guarded(fn, [&] {
+        out = f();
+        return KS_OK;
+    });
+    return out;
 }
 
 inline kform from_c(const ks_kform& k) {

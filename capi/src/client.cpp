@@ -9,6 +9,7 @@
 using namespace ks;
 using ks::capi::fail;
 using ks::capi::guarded;
+using ks::capi::value_or;
 
 // The C enums mirror the C++ ones value for value.
 static_assert(int(ConnectionState::Connected) == KS_CLIENT_CONNECTED && int(ConnectionState::Disconnected) == KS_CLIENT_DISCONNECTED);
@@ -102,13 +103,16 @@ ks_result ks_client_connect_token(ks_client* c, const uint8_t* token, size_t siz
 }
 
 ks_disconnect_code ks_client_disconnect_code(const ks_client* c) {
-    return c ? ks_disconnect_code(int(c->client.disconnect_code())) : KS_DISCONNECT_NONE;
+    if (!c) return KS_DISCONNECT_NONE;
+    return value_or("ks_client_disconnect_code", KS_DISCONNECT_NONE, [&] { return ks_disconnect_code(int(c->client.disconnect_code())); });
 }
 
 const char* ks_client_disconnect_reason(ks_client* c) {
     if (!c) return "";
-    c->reason = c->client.disconnect_reason();
-    return c->reason.c_str();
+    return value_or("ks_client_disconnect_reason", "", [&] {
+        c->reason = c->client.disconnect_reason();
+        return c->reason.c_str();
+    });
 }
 
 ks_result ks_client_disconnect(ks_client* c) {
@@ -138,7 +142,7 @@ ks_result ks_client_poll(ks_client* c) {
 
 ks_client_state ks_client_get_state(const ks_client* c) {
     if (!c) return KS_CLIENT_IDLE;
-    return ks_client_state(int(c->client.state()));
+    return value_or("ks_client_get_state", KS_CLIENT_IDLE, [&] { return ks_client_state(int(c->client.state())); });
 }
 
 ks_result ks_client_set_viewpoint(ks_client* c, float x, float y, float z) {

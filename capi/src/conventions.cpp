@@ -41,8 +41,9 @@ ks_result convert(const char* fn, ks_engine engine, float metres_per_unit, const
         if (!engine_from_c(engine, e)) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": unknown engine " + std::to_string(int(engine)));
         if (!in || !out || count < 0) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": need in, out and count >= 0");
         const bool xyzw = engine_convention(e).xyzw;
+        // Every joint first: in may be out, and a refusal must leave it as it was.
+        for (int j = 0; j < count; ++j) check_kform(capi::from_c(to_engine ? in[j] : reorder_from_engine(in[j], xyzw)), fn, "in", j);
         for (int j = 0; j < count; ++j) {
-            check_kform(capi::from_c(to_engine ? in[j] : reorder_from_engine(in[j], xyzw)), fn, "in", j);
             if (to_engine) {
                 ks_kform k = capi::to_c(kform_to_engine(capi::from_c(in[j]), e, metres_per_unit));
                 reorder_to_engine(k, xyzw);

@@ -202,6 +202,9 @@ ks_result ks_server_close(ks_server* s) {
     });
 }
 
-uint32_t ks_server_client_count(const ks_server* s) { return s ? uint32_t(s->server.stats().clients.size()) : 0; }
+uint32_t ks_server_client_count(const ks_server* s) {
+    if (!s) return 0;
+    return ks::capi::value_or("ks_server_client_count", uint32_t(0), [&] { return uint32_t(s->server.stats().clients.size()); });
+}
 
 }  // extern "C"

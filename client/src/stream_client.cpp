@@ -93,7 +93,7 @@ struct StreamClient::Impl {
         TimedDatagram d;
         while (receive_timed(socket.native_handle(), buf.data(), buf.size(), d)) {
             if (d.from_ip != server_ip || d.from_port != server.port()) continue;  // only the server speaks to us
-            const double arrived = t - d.age_s;  // when the kernel had it, not when we read it
+            const double arrived = std::min(t, now()) - d.age_s;  // when the kernel had it, not when we read it
             if (link) link->down.send(arrived, std::vector<uint8_t>(buf.begin(), buf.begin() + std::ptrdiff_t(d.size)));
             else session.on_datagram(std::span<const uint8_t>(buf.data(), d.size), arrived);
         }
@@ -213,13 +213,15 @@ void StreamClient::connect() {
 void StreamClient::Impl::start_session(double t) {
     if (cfg.fetch_token) {
         std::string why;
+        DisconnectCode code = DisconnectCode::TokenInvalid;
         try {
             if (!session.set_connect_token(cfg.fetch_token(), &why)) why = "connect token: " + why;
         } catch (const std::exception& e) {
             why = std::string("fetching a connect token: ") + e.what();
+            code = DisconnectCode::NoToken;
         }
         if (!why.empty()) {
-            session.fail(why);
+            session.fail(why, code);
             return;
         }
     }

@@ -96,6 +96,9 @@ int main(void) {
         nan_k.vel[2] = NAN;
         CHECK(ks_pose_to_engine(KS_ENGINE_UNITY, 1.0f, &nan_k, &e, 1) == KS_ERROR_INVALID_POSE && strstr(ks_last_error(), "in.vel"),
               "NaN velocity converted: '%s'", ks_last_error());
+        ks_kform pair[2] = {k, nan_k};
+        CHECK(ks_pose_to_engine(KS_ENGINE_UNREAL, 1.0f, pair, pair, 2) == KS_ERROR_INVALID_POSE && pair[0].pos[1] == k.pos[1],
+              "a refused in-place conversion changed joint 0");
         ks_kform a = joints[1], b = joints[1], v;
         const float half = 0.05f; /* 0.1 rad about Y in 0.1 s: 1 rad/s */
         b.rot[0] = cosf(half), b.rot[1] = 0, b.rot[2] = sinf(half), b.rot[3] = 0;

@@ -39,7 +39,7 @@ extern "C" {
 
 typedef enum ks_result {
     KS_OK = 0,
-    KS_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, an unknown id, a pose of the wrong size, ... */
+    KS_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, a buffer too small, a value out of range, ... */
     KS_ERROR_NETWORK = 2,          /* cannot bind, cannot resolve */
     KS_ERROR_IO = 3,               /* a file (the recording) */
     KS_ERROR_STATE = 4,            /* not possible now (e.g. after close) */

@@ -98,6 +98,8 @@ inline void check_clip(const char* op, const Clip& clip, const Pose& out, double
         throw Error(Errc::InvalidArgument, std::string(op) + ": clip '" + clip.name + "' has frame_dt = " + std::to_string(clip.frame_dt) +
                                                ", must be finite and > 0",
                     "clip.frame_dt");
+    check_finite(op, "time / clip.frame_dt", time / double(clip.frame_dt));  // a frame index (1e308 s overflows)
+
     const size_t n = size_t(clip.frames) * size_t(clip.joints());
     if (clip.frames < 1 || clip.pos_.size() != n || clip.rot_.size() != n || clip.scl_.size() != n)
         throw Error(Errc::InvalidArgument,

@@ -60,6 +60,8 @@ void op_two_bone_ik(Pose& local, Pose& local_prev, Pose& global, Pose& global_pr
                                                " are not a chain (a parent of b, b parent of c)", "b", b);
     detail::check_finite(__func__, "target_vel", target_vel);
     detail::check_positive(__func__, "delta", delta);
+    detail::check_finite(__func__, "target_pos", target_pos);
+    detail::check_finite(__func__, "target_pos - target_vel * delta", target_pos - target_vel * delta);  // before writing anything
     op_integrate(local_prev, local, -delta);
     op_fk_static(global, local, parents);
     op_fk_static(global_prev, local_prev, parents);

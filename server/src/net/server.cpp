@@ -15,6 +15,8 @@ namespace ks::net {
 
 namespace {
 
+static_assert(kDecodeErrorKinds == size_t(DecodeError::Count), "ServerStats::malformed_by_reason has one entry per DecodeError");
+
 constexpr uint8_t kDcServerShutdown = uint8_t(DisconnectCode::ServerShutdown);
 constexpr uint8_t kDcVersionMismatch = uint8_t(DisconnectCode::VersionMismatch);
 constexpr uint8_t kDcServerFull = uint8_t(DisconnectCode::ServerFull);
