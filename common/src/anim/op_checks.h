@@ -88,6 +88,11 @@ inline void check_positive(const char* op, const char* name, double value) {
         throw Error(Errc::InvalidArgument, std::string(op) + ": " + name + " = " + std::to_string(value) + ", must be finite and > 0", name);
 }
 
+inline void check_non_negative(const char* op, const char* name, double value) {
+    if (!(value >= 0 && std::isfinite(value)))
+        throw Error(Errc::InvalidArgument, std::string(op) + ": " + name + " = " + std::to_string(value) + ", must be finite and >= 0", name);
+}
+
 // A clip's frames hold frames x joints values at a positive frame time, out has its joints, a
 // cache is the clip's, the time is finite and the wrap mode one of Wrap's.
 inline void check_clip(const char* op, const Clip& clip, const Pose& out, double time, Wrap wrap, const SampleCache* cache = nullptr) {

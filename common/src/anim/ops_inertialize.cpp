@@ -39,10 +39,16 @@ void op_inertialize_transition(Pose& offset, const Pose& src, const Pose& dst) {
     }
 }
 
+namespace {
+void check_inertialize(const char* op, const Pose& out, const Pose& offset, const Pose& input, float blend_time, float blend_duration) {
+    detail::check_poses(op, {{"input", &input}, {"offset", &offset}, {"out", &out}});
+    detail::check_finite(op, "blend_time", blend_time);
+    detail::check_non_negative(op, "blend_duration", blend_duration);  // 0: the offset is gone at once
+}
+}  // namespace
+
 void op_inertialize(Pose& out, const Pose& offset, const Pose& input, float blend_time, float blend_duration) {
-    detail::check_poses(__func__, {{"input", &input}, {"offset", &offset}, {"out", &out}});
-    detail::check_finite(__func__, "blend_time", blend_time);
-    detail::check_positive(__func__, "blend_duration", blend_duration);
+    check_inertialize(__func__, out, offset, input, blend_time, blend_duration);
     const float d = std::max(blend_duration, 1e-8f);
     const float t = clampf(blend_time / d, 0.0f, 1.0f);
     // Cubic with value x, slope v at t=0 and value and slope 0 at t=1, in seconds:
@@ -69,9 +75,7 @@ void op_inertialize(Pose& out, const Pose& offset, const Pose& input, float blen
 }
 
 void op_inertialize_values(Pose& out, const Pose& offset, const Pose& input, float blend_time, float blend_duration) {
-    detail::check_poses(__func__, {{"input", &input}, {"offset", &offset}, {"out", &out}});
-    detail::check_finite(__func__, "blend_time", blend_time);
-    detail::check_positive(__func__, "blend_duration", blend_duration);
+    check_inertialize(__func__, out, offset, input, blend_time, blend_duration);
     const float d = std::max(blend_duration, 1e-8f);
     const float t = clampf(blend_time / d, 0.0f, 1.0f);
     const float w0 = 2 * t * t * t - 3 * t * t + 1;
