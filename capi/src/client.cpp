@@ -12,6 +12,7 @@ using ks::capi::guarded;
 using ks::capi::value_or;
 
 // The C enums mirror the C++ ones value for value.
+static_assert(int(IoMode::OwnThread) == KS_IO_OWN_THREAD && int(IoMode::Pumped) == KS_IO_PUMPED);
 static_assert(int(ConnectionState::Connected) == KS_CLIENT_CONNECTED && int(ConnectionState::Disconnected) == KS_CLIENT_DISCONNECTED);
 static_assert(int(DisconnectCode::NoToken) == KS_DISCONNECT_NO_TOKEN && int(DisconnectCode::TokenInvalid) == KS_DISCONNECT_TOKEN_INVALID);
 static_assert(int(Errc::InvalidToken) == KS_ERROR_INVALID_TOKEN && int(Errc::InvalidPose) == KS_ERROR_INVALID_POSE);
@@ -62,11 +63,7 @@ ks_result ks_client_create(const ks_client_config* cfg, ks_client** out) {
         if (cfg->strategy && !strategy_from_name(cfg->strategy, c.reconstruct.strategy))
             return fail(KS_ERROR_INVALID_CONFIG, std::string("ks_client_create: config.strategy = '") + cfg->strategy +
                                                       "': not snap, interp, hermite, extrap, deadblend or deadblend+sod");
-        if (cfg->io != KS_IO_OWN_THREAD && cfg->io != KS_IO_PUMPED)
-            return fail(KS_ERROR_INVALID_CONFIG, "ks_client_create: config.io = " + std::to_string(int(cfg->io)) + ", not a ks_io_mode");
-        c.io = cfg->io == KS_IO_OWN_THREAD ? IoMode::OwnThread : IoMode::Pumped;
-        if (!(cfg->timeout_s > 0))
-            return fail(KS_ERROR_INVALID_CONFIG, "ks_client_create: config.timeout_s = " + std::to_string(cfg->timeout_s) + ", must be > 0");
+        c.io = IoMode(int(cfg->io));  // same values (static_assert above); StreamClient refuses others
         c.timeout_s = cfg->timeout_s;
         c.reconnect_after_s = cfg->reconnect_after_s;
         if (cfg->connect_token) c.connect_token.assign(cfg->connect_token, cfg->connect_token + cfg->connect_token_size);
@@ -148,8 +145,6 @@ ks_client_state ks_client_get_state(const ks_client* c) {
 ks_result ks_client_set_viewpoint(ks_client* c, float x, float y, float z) {
     return guarded("ks_client_set_viewpoint", [&] {
         KS_NEED(c);
-        if (!(std::fabs(x) <= 1e6f && std::fabs(y) <= 1e6f && std::fabs(z) <= 1e6f))
-            return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_set_viewpoint: coordinates must be finite and within 1e6 m");
         c->client.set_viewpoint(vec3{x, y, z});
         return KS_OK;
     });

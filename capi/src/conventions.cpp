@@ -41,16 +41,15 @@ ks_result convert(const char* fn, ks_engine engine, float metres_per_unit, const
         if (!engine_from_c(engine, e)) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": unknown engine " + std::to_string(int(engine)));
         if (!in || !out || count < 0) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": need in, out and count >= 0");
         const bool xyzw = engine_convention(e).xyzw;
-        // Every joint first: in may be out, and a refusal must leave it as it was.
-        for (int j = 0; j < count; ++j) check_kform(capi::from_c(to_engine ? in[j] : reorder_from_engine(in[j], xyzw)), fn, "in", j);
+        // Through a Pose: pose_*_engine checks every joint before converting any, so out (which
+        // may be in) is untouched by a refusal.
+        Pose p(count);
+        for (int j = 0; j < count; ++j) p.set(j, capi::from_c(to_engine ? in[j] : reorder_from_engine(in[j], xyzw)));
+        if (to_engine) pose_to_engine(p, p, e, metres_per_unit);
+        else pose_from_engine(p, p, e, metres_per_unit);
         for (int j = 0; j < count; ++j) {
-            if (to_engine) {
-                ks_kform k = capi::to_c(kform_to_engine(capi::from_c(in[j]), e, metres_per_unit));
-                reorder_to_engine(k, xyzw);
-                out[j] = k;
-            } else {
-                out[j] = capi::to_c(kform_from_engine(capi::from_c(reorder_from_engine(in[j], xyzw)), e, metres_per_unit));
-            }
+            out[j] = capi::to_c(p.get(j));
+            if (to_engine) reorder_to_engine(out[j], xyzw);
         }
         return KS_OK;
     });

@@ -82,9 +82,7 @@ ks_result ks_server_create(const ks_server_config* cfg, ks_server** out) {
         c.bandwidth_bps = cfg->bandwidth_bps;
         c.max_clients = cfg->max_clients;
         c.timeout_s = cfg->timeout_s;
-        if (cfg->io != KS_IO_OWN_THREAD && cfg->io != KS_IO_PUMPED)
-            return fail(KS_ERROR_INVALID_CONFIG, "ks_server_create: config.io = " + std::to_string(int(cfg->io)) + ", not a ks_io_mode");
-        c.io = cfg->io == KS_IO_PUMPED ? IoMode::Pumped : IoMode::OwnThread;
+        c.io = IoMode(int(cfg->io));  // same values as ks_io_mode; StreamServer refuses others
         if (cfg->record_path) c.record_path = cfg->record_path;
         if (cfg->private_key_hex) {
             c.private_key = net::key_from_hex(cfg->private_key_hex);

@@ -18,6 +18,7 @@
 #include "client/src/session.h"
 #include "client/src/timed_receive.h"
 #include "common/src/netsim/netsim.h"
+#include "common/src/util/refusal_text.h"
 #include <kinesync/common/anim/ops_fk.h>
 #include <kinesync/common/errors.h>
 
@@ -116,10 +117,7 @@ struct StreamClient::Impl {
 namespace {
 
 void check_field(bool ok, const char* field, double value, const char* rule) {
-    if (ok) return;
-    std::ostringstream o;
-    o << "StreamClient: config." << field << " = " << value << ": " << rule;
-    throw Error(Errc::InvalidConfig, o.str(), std::string("config.") + field);
+    detail::check_config_field(ok, "StreamClient", field, value, rule);
 }
 
 void check_config(const StreamClientConfig& c) {

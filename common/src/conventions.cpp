@@ -61,6 +61,15 @@ kform convert(const kform& k, const EngineConvention& c, float scale, bool to_en
     return o;
 }
 
+// Every joint checked first (out may be in, and a refusal leaves it as it was), then converted.
+void convert_pose(Pose& out, const Pose& in, Engine e, float metres_per_unit, bool to_engine, const char* where) {
+    const EngineConvention c = engine_convention(e);
+    const float units = check_units(metres_per_unit) * c.units_per_metre;
+    check_pose_values(in, where, "in");
+    if (&out != &in) out.resize(in.size());
+    for (int j = 0; j < in.size(); ++j) out.set(j, convert(in.get(j), c, to_engine ? units : 1.0f / units, to_engine));
+}
+
 }  // namespace
 
 kform kform_to_engine(const kform& k, Engine e, float metres_per_unit) {
@@ -76,15 +85,11 @@ kform kform_from_engine(const kform& k, Engine e, float metres_per_unit) {
 }
 
 void pose_to_engine(Pose& out, const Pose& in, Engine e, float metres_per_unit) {
-    check_pose_values(in, "pose_to_engine", "in");
-    if (&out != &in) out.resize(in.size());
-    for (int j = 0; j < in.size(); ++j) out.set(j, kform_to_engine(in.get(j), e, metres_per_unit));
+    convert_pose(out, in, e, metres_per_unit, true, "pose_to_engine");
 }
 
 void pose_from_engine(Pose& out, const Pose& in, Engine e, float metres_per_unit) {
-    check_pose_values(in, "pose_from_engine", "in");
-    if (&out != &in) out.resize(in.size());
-    for (int j = 0; j < in.size(); ++j) out.set(j, kform_from_engine(in.get(j), e, metres_per_unit));
+    convert_pose(out, in, e, metres_per_unit, false, "pose_from_engine");
 }
 
 void derive_velocities(Pose& out, const Pose& curr, const Pose& prev, float dt) {

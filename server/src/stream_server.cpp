@@ -1,6 +1,7 @@
 #include <kinesync/server/stream_server.h>
 
 #include "server/src/net/server.h"
+#include "common/src/util/refusal_text.h"
 #include <kinesync/common/errors.h>
 
 #include <algorithm>
@@ -152,11 +153,7 @@ void StreamServer::Impl::apply(Frame& f) {
 
 namespace {
 
-[[noreturn]] void bad_config(const char* field, double value, const char* rule) {
-    std::ostringstream o;
-    o << "StreamServer: config." << field << " = " << value << ": " << rule;
-    throw Error(Errc::InvalidConfig, o.str(), std::string("config.") + field);
-}
+void bad_config(const char* field, double value, const char* rule) { detail::check_config_field(false, "StreamServer", field, value, rule); }
 
 void check_config(const StreamServerConfig& c) {
     // Both rates travel as whole numbers (uint16) on the wire, and snapshots go out every n-th tick.

@@ -16,6 +16,8 @@
 #include <kinesync/common/errors.h>
 #include <kinesync/common/span.h>
 
+#include "common/src/util/refusal_text.h"
+
 namespace ks::detail {
 
 struct NamedPose {
@@ -77,10 +79,7 @@ inline void check_finite(const char* op, const char* name, double value) {
 
 inline void check_finite(const char* op, const char* name, vec3 v) {
     if (!isfinite(v))
-        throw Error(Errc::InvalidArgument,
-                    std::string(op) + ": " + name + " = (" + std::to_string(v.x) + ", " + std::to_string(v.y) + ", " + std::to_string(v.z) +
-                        "), not finite",
-                    name);
+        throw Error(Errc::InvalidArgument, std::string(op) + ": " + name + " = " + vec_text(v) + ", not finite", name);
 }
 
 inline void check_positive(const char* op, const char* name, double value) {

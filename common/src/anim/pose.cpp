@@ -1,32 +1,19 @@
 #include <kinesync/common/anim/pose.h>
 
 #include <cmath>
-#include <sstream>
 #include <string>
 
 #include <kinesync/common/errors.h>
+
+#include "common/src/util/refusal_text.h"
 
 namespace ks {
 
 namespace {
 
-std::string text(vec3 v) {
-    std::ostringstream o;
-    o << '(' << v.x << ", " << v.y << ", " << v.z << ')';
-    return o.str();
-}
-
-std::string text(quat q) {
-    std::ostringstream o;
-    o << "(w " << q.w << ", x " << q.x << ", y " << q.y << ", z " << q.z << ')';
-    return o.str();
-}
-
 [[noreturn]] void refuse(const Skeleton* s, const char* where, const char* name, const char* field, int j, const std::string& why) {
-    std::string joint = "joint " + std::to_string(j);
-    if (s && size_t(j) < s->names.size() && !s->names[size_t(j)].empty()) joint += " (" + s->names[size_t(j)] + ")";
     const std::string f = std::string(name) + "." + field;
-    throw Error(Errc::InvalidPose, std::string(where) + ": " + f + " of " + joint + " " + why, f, j);
+    throw Error(Errc::InvalidPose, std::string(where) + ": " + f + " of " + detail::joint_text(s, j) + " " + why, f, j);
 }
 
 bool finite(quat q) { return std::isfinite(q.w) && std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z); }
@@ -34,14 +21,14 @@ bool finite(quat q) { return std::isfinite(q.w) && std::isfinite(q.x) && std::is
 void check_joint(const kform& k, const Skeleton* s, int j, const char* where, const char* name) {
     const struct { const char* field; vec3 v; } vecs[] = {{"pos", k.pos}, {"scl", k.scl}, {"vel", k.vel}, {"ang", k.ang}, {"svl", k.svl}};
     for (const auto& f : vecs)
-        if (!isfinite(f.v)) refuse(s, where, name, f.field, j, "is " + text(f.v) + ", not finite");
+        if (!isfinite(f.v)) refuse(s, where, name, f.field, j, "is " + detail::vec_text(f.v) + ", not finite");
     const quat q = k.rot;
-    if (!finite(q)) refuse(s, where, name, "rot", j, "is " + text(q) + ", not finite");
+    if (!finite(q)) refuse(s, where, name, "rot", j, "is " + detail::quat_text(q) + ", not finite");
     const float len = std::sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
     if (!(std::fabs(len - 1.0f) <= kUnitQuatTolerance))
-        refuse(s, where, name, "rot", j, "is " + text(q) + ", not a unit quaternion (|q| = " + std::to_string(len) + ")");
+        refuse(s, where, name, "rot", j, "is " + detail::quat_text(q) + ", not a unit quaternion (|q| = " + std::to_string(len) + ")");
     const vec3 c = k.scl;
-    if (!(c.x > 0 && c.y > 0 && c.z > 0)) refuse(s, where, name, "scl", j, "is " + text(c) + ": scales must be positive");
+    if (!(c.x > 0 && c.y > 0 && c.z > 0)) refuse(s, where, name, "scl", j, "is " + detail::vec_text(c) + ": scales must be positive");
 }
 
 }  // namespace

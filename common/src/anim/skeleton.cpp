@@ -1,9 +1,10 @@
 #include <kinesync/common/anim/skeleton.h>
 
 #include <cmath>
-#include <sstream>
 
 #include <kinesync/common/errors.h>
+
+#include "common/src/util/refusal_text.h"
 
 namespace ks {
 
@@ -14,18 +15,6 @@ struct Problem {
     int joint = -1;
     std::string what;
 };
-
-std::string joint_label(const Skeleton& s, int j) {
-    std::string out = "joint " + std::to_string(j);
-    if (size_t(j) < s.names.size() && !s.names[size_t(j)].empty()) out += " (" + s.names[size_t(j)] + ")";
-    return out;
-}
-
-std::string vec_text(vec3 v) {
-    std::ostringstream o;
-    o << '(' << v.x << ", " << v.y << ", " << v.z << ')';
-    return o.str();
-}
 
 Problem find_problem(const Skeleton& s) {
     const size_t n = s.parents.size();
@@ -39,13 +28,13 @@ Problem find_problem(const Skeleton& s) {
         return {"skeleton.parents", 0, "joint 0 has parent " + std::to_string(s.parents[0]) + ": joint 0 must be the root (-1)"};
     for (int i = 1; i < int(n); ++i) {
         const int p = s.parents[size_t(i)];
-        if (p == -1) return {"skeleton.parents", i, joint_label(s, i) + " is a second root (parent -1): one root only, joint 0"};
+        if (p == -1) return {"skeleton.parents", i, detail::joint_text(&s, i) + " is a second root (parent -1): one root only, joint 0"};
         if (p < 0 || p >= i)
-            return {"skeleton.parents", i, joint_label(s, i) + " has parent " + std::to_string(p) + ", which is not a joint before it"};
+            return {"skeleton.parents", i, detail::joint_text(&s, i) + " has parent " + std::to_string(p) + ", which is not a joint before it"};
     }
     for (int i = 0; i < int(n); ++i)
         if (!isfinite(s.offsets[size_t(i)]))
-            return {"skeleton.offsets", i, joint_label(s, i) + " has offset " + vec_text(s.offsets[size_t(i)]) + ", not finite"};
+            return {"skeleton.offsets", i, detail::joint_text(&s, i) + " has offset " + detail::vec_text(s.offsets[size_t(i)]) + ", not finite"};
     return {};
 }
 
