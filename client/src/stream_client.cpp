@@ -67,6 +67,7 @@ struct StreamClient::Impl {
     bool user_disconnected = true;
     double disconnected_at = -1;
     uint64_t reconnects = 0;
+    bool receive_timestamps = false;
     double sync_err_sum = 0, render_ns_sum = 0;
     uint64_t sync_err_n = 0, render_n = 0;
     // ---- the I/O thread ----
@@ -178,7 +179,7 @@ StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_uniq
     im.socket.open(asio::ip::udp::v4());
     im.socket.bind({asio::ip::address_v4::any(), 0});
     im.socket.non_blocking(true);
-    enable_receive_timestamps(im.socket.native_handle());
+    im.receive_timestamps = enable_receive_timestamps(im.socket.native_handle());
     if (cfg.simulate) im.link = std::make_unique<NetLink>(*cfg.simulate, cfg.seed);
     if (cfg.viewpoint) im.session.set_viewpoint(*cfg.viewpoint);
     if (cfg.io == IoMode::OwnThread) {
@@ -406,6 +407,7 @@ StreamClientStats StreamClient::stats() const {
     s.time_sync_error_ms = impl_->sync_err_n ? impl_->sync_err_sum / double(impl_->sync_err_n) : 0.0;
     s.render_ns_per_character = impl_->render_n ? impl_->render_ns_sum / double(impl_->render_n) : 0.0;
     s.reconnects = impl_->reconnects;
+    s.receive_timestamps = impl_->receive_timestamps;
     return s;
 }
 

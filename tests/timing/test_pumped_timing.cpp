@@ -73,6 +73,7 @@ TEST(PumpedClient, RoundTripAndDisplayMatchAThreadedClientWithin2ms) {
     RecordProperty("rtt_threaded_ms", std::to_string(rtt_t));
     RecordProperty("display_gap_ms", std::to_string(display_gap_ms));
     EXPECT_EQ(stale_stats, 0) << "stats() lagged update()";
+    EXPECT_TRUE(pumped.stats().receive_timestamps) << "Linux timestamps UDP arrivals: the fix above needs them";
     EXPECT_GT(rtt_p, 0.0);
     EXPECT_GT(rtt_t, 0.0);
     EXPECT_LT(std::fabs(rtt_p - rtt_t), 2.0) << "pumped " << rtt_p << " ms, threaded " << rtt_t << " ms";

@@ -94,6 +94,9 @@ struct StreamClientStats {
     double time_sync_error_ms = 0;         // mean |estimated one-way delay - rtt / 2| of snapshots
     double render_ns_per_character = 0;    // mean reconstruction + FK cost of update()
     uint64_t reconnects = 0;
+    // False when the socket cannot timestamp arrivals (SO_TIMESTAMPNS): datagrams are then stamped
+    // when read, so a pumped client's round trip and clock are late by up to a frame.
+    bool receive_timestamps = false;
 };
 
 class StreamClient {
