@@ -142,14 +142,14 @@ TEST(Codec, FullAndDeltaRoundTripExactlyIncludingEpochsAndScales) {
         op_integrate(b, a, 0.05f);
         const QCharacter qa = quantize_character(a, s, prec, 1), qb = quantize_character(b, s, prec, 1);
         std::vector<uint8_t> buf;
-        encode_character(buf, qa, nullptr, prec);
+        encode_character(buf, qa, nullptr, prec, all_joints(prec));
         QCharacter out;
-        ASSERT_TRUE(decode_character(buf, out, nullptr, prec));
+        ASSERT_TRUE(decode_character(buf, out, nullptr, prec, all_joints(prec)));
         ASSERT_EQ(out, qa);
         CharacterBaseline cb{&qa, 0.05, trial % 2 ? &qa : nullptr, 0.05};
         buf.clear();
-        encode_character(buf, qb, &cb, prec);
-        ASSERT_TRUE(decode_character(buf, out, &cb, prec));
+        encode_character(buf, qb, &cb, prec, all_joints(prec));
+        ASSERT_TRUE(decode_character(buf, out, &cb, prec, all_joints(prec)));
         ASSERT_EQ(out, qb);
         // Flipping the baseline's quaternion signs changes nothing (codes are sign-normalised).
         Pose an = a;
@@ -171,8 +171,8 @@ TEST(Codec, LevelOfDetailCodesTheTopAndHoldsTheRestOnBothEnds) {
             cb.hold_depth = depth;
             std::vector<uint8_t> lod, all;
             QCharacter coded, out;
-            encode_character(lod, qb, &cb, prec, nullptr, &coded);
-            ASSERT_TRUE(decode_character(lod, out, &cb, prec));
+            encode_character(lod, qb, &cb, prec, all_joints(prec), nullptr, &coded);
+            ASSERT_TRUE(decode_character(lod, out, &cb, prec, all_joints(prec)));
             ASSERT_EQ(out, coded) << "the decoder rebuilds exactly the mix the encoder reports";
             for (size_t j = 0; j < out.joints.size(); ++j) {
                 if (prec.joints[j].depth > depth) EXPECT_EQ(out.joints[j], qa.joints[j]) << "held joint " << j;
@@ -180,13 +180,13 @@ TEST(Codec, LevelOfDetailCodesTheTopAndHoldsTheRestOnBothEnds) {
             }
             CharacterBaseline full = cb;
             full.hold_depth = -1;
-            encode_character(all, qb, &full, prec);
+            encode_character(all, qb, &full, prec, all_joints(prec));
             EXPECT_LT(lod.size(), all.size()) << "holding joints costs less";
             // A decoder told another depth does not accept it as a valid state.
             CharacterBaseline other = cb;
             other.hold_depth = depth + 5;
             QCharacter wrong;
-            EXPECT_FALSE(decode_character(lod, wrong, &other, prec) && wrong == coded);
+            EXPECT_FALSE(decode_character(lod, wrong, &other, prec, all_joints(prec)) && wrong == coded);
         }
     }
 }
@@ -198,7 +198,7 @@ TEST(Codec, HostilePayloadsAreRejectedOrDecodeWithoutHarm) {
     const QCharacter q1 = quantize_character(sample(c, 0.2), c.skeleton, prec, 0);
     std::vector<uint8_t> good;
     CharacterBaseline cb{&q0, 0.1, nullptr, 0};
-    encode_character(good, q1, &cb, prec);
+    encode_character(good, q1, &cb, prec, all_joints(prec));
     std::mt19937 rng(5);
     int rejected = 0, accepted = 0;
     for (int i = 0; i < 3000; ++i) {
@@ -209,7 +209,7 @@ TEST(Codec, HostilePayloadsAreRejectedOrDecodeWithoutHarm) {
             default: for (auto& b : m) b = uint8_t(rng());
         }
         QCharacter out;
-        (decode_character(m, out, &cb, prec) ? accepted : rejected)++;
+        (decode_character(m, out, &cb, prec, all_joints(prec)) ? accepted : rejected)++;
         EXPECT_EQ(out.joints.size(), q1.joints.size());
     }
     EXPECT_EQ(accepted + rejected, 3000);
@@ -252,7 +252,7 @@ TEST(Codec, SameInputGivesSameBytes) {
             h.add(tick, now);
             for (const auto& p : b.build(tick, now, h, [&](uint16_t) { return &prec; })) {
                 all.insert(all.end(), p.data.begin(), p.data.end());
-                if (tick % 6 == 0) b.on_delivered(tick, p.characters);
+                if (tick % 6 == 0) b.on_delivered(tick, p.units);
             }
         }
         return all;
@@ -309,7 +309,7 @@ TEST(Codec, SnapshotDecoderSurvivesArbitraryPayloads) {
         h.add(tick, now);
         for (const auto& p : b.build(tick, now, h, lookup)) {
             valid.push_back(p.data);
-            b.on_delivered(tick, p.characters);
+            b.on_delivered(tick, p.units);
         }
     }
     std::mt19937 rng(11);

@@ -126,6 +126,7 @@ std::vector<Bytes> sample_packets() {
     const EventInfo ev[] = {{1, 2, wire::EventKind::Teleport, 100}, {2, 9, wire::EventKind::Reset, 101}};
     out.push_back(build_events(kHeader, 10, ev));
     out.push_back(build_viewpoint(kHeader, 1.0f, 2.0f, -3.0f));
+    out.push_back(build_resync(kHeader, 3, 96, 4242));
     return out;
 }
 
@@ -582,8 +583,8 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
     reset();
     expect_err(raw_packet(fbb, fb::Offset<wire::Snapshot>(0)), DecodeError::MissingBody, "snapshot without body");
     reset();
-    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion, wire::Message(13)),
-               DecodeError::UnknownMessage, "type 13");
+    expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion, wire::Message(uint8_t(wire::Message::MAX) + 1)),
+               DecodeError::UnknownMessage, "type MAX + 1");
     reset();
     expect_err(raw_packet(fbb, wire::CreatePing(fbb, 1, 2), kProtocolId, kProtocolVersion, wire::Message(255)),
                DecodeError::UnknownMessage, "type 255");
@@ -955,6 +956,11 @@ struct Outcomes {
                 for (float x : {v->x(), v->y(), v->z()}) EXPECT_LE(std::fabs(x), 1e6f);
                 break;
             }
+            case MessageType::Resync: {
+                const auto* v = p->message_as_Resync();
+                EXPECT_TRUE(v->first_joint() < kMaxJoints || v->first_joint() == 0xFFFF);
+                break;
+            }
             case MessageType::NONE: ADD_FAILURE() << "decoded a packet without a message"; break;
         }
     }
@@ -1114,6 +1120,21 @@ TEST(Protocol, MutatedPacketsNeverCrash) {
 
 }  // namespace
 }  // namespace ks::net
+
+TEST(Protocol, ResyncRoundTripsAndAFirstJointBeyondTheLimitIsRefused) {
+    using namespace ks::net;
+    const auto ok = decode_packet(build_resync({3, 2, 1}, 7, 192, 9000));
+    ASSERT_TRUE(ok);
+    ASSERT_EQ(ok->type, MessageType::Resync);
+    const auto* r = ok->message<wire::Resync>();
+    EXPECT_EQ(r->character_id(), 7);
+    EXPECT_EQ(r->first_joint(), 192);
+    EXPECT_EQ(r->tick(), 9000u);
+    EXPECT_TRUE(decode_packet(build_resync({0, 0, 0}, 7, 0xFFFF, 1)));  // every part
+    DecodeError e = DecodeError::None;
+    EXPECT_FALSE(decode_packet(build_resync({0, 0, 0}, 7, uint16_t(kMaxJoints), 1), &e));
+    EXPECT_EQ(e, DecodeError::BadValue);
+}
 
 TEST(Protocol, ViewpointRoundTripsAndNonFiniteOrHugeValuesAreRefused) {
     using namespace ks::net;

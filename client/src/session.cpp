@@ -46,6 +46,8 @@ void ClientSession::connect(double now_s) {
     reliable_seen_.clear();
     reliable_to_ack_.clear();
     decoder_ = SnapshotDecoder();
+    poses_ = SnapshotAssembler();
+    resync_sent_.clear();
     any_tick_ = false;
     missing_ticks_.clear();
     clock_valid_ = false;
@@ -235,6 +237,7 @@ void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed
             tick_hz_ = a->tick_hz();
             snapshot_hz_ = a->snapshot_hz();
             decoder_.set_tick_hz(tick_hz_);
+            poses_.set_tick_hz(tick_hz_);
             state_ = State::Connected;
             break;
         }
@@ -283,6 +286,7 @@ void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed
                 for (const wire::Event* e : *m->events()) {
                     events_.push_back({e->character_id(), e->epoch(), e->kind(), e->tick()});
                     if (e->kind() == wire::EventKind::Removed) {
+                        poses_.forget(e->character_id());
                         character_skeleton_.erase(e->character_id());
                         character_names_.erase(e->character_id());
                     }
@@ -291,20 +295,7 @@ void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed
         }
         case MessageType::Snapshot: {
             const DecodedPacket::SnapshotView m = p->snapshot();
-            ++stats_.snapshot_datagrams;
-            std::vector<DecodedCharacter> out;
-            const SnapshotError e = decoder_.decode(
-                m.tick, m.data,
-                [this](uint16_t id) { return skeleton_of(id); },
-                [this](uint16_t s) { return precision(s); }, out);
-            if (e != SnapshotError::None) {
-                ++stats_.snapshot_errors;
-                // Not acknowledged: the server will not use these states as baselines.
-                received_ = {};
-                break;
-            }
-            for (const DecodedCharacter& d : out) received_states_.push_back({d.id, m.tick, d.state, d.full});
-            stats_.characters_decoded += out.size();
+            if (!on_snapshot(m, now_s)) break;
             // Lost: snapshot ticks skipped when a newer one arrives, until they arrive after all
             // (reordering is not loss). Remembered for 256 snapshot intervals.
             const uint32_t step = uint32_t(std::max(1L, std::lround(double(tick_hz_) / double(std::max(1.0f, snapshot_hz_)))));
@@ -367,6 +358,50 @@ double ClientSession::server_tick_at(double now_s) const {
 }
 
 std::vector<std::vector<uint8_t>> ClientSession::take_outgoing() { return std::exchange(outgoing_, {}); }
+// Decodes a snapshot datagram: its entries are applied one by one; a refused one asks the server
+// for a full update of that character's part. False when its framing is unreadable (then it is
+// not acknowledged at all).
+bool ClientSession::on_snapshot(const DecodedPacket::SnapshotView& m, double now_s) {
+    ++stats_.snapshot_datagrams;
+    std::vector<DecodedCharacter> out;
+    std::vector<RefusedCharacter> refused;
+    const SnapshotError e = decoder_.decode(
+        m.tick, m.data, [this](uint16_t id) { return skeleton_of(id); }, [this](uint16_t s) { return precision(s); }, out,
+        &refused);
+    if (is_framing_error(e)) {
+        ++stats_.snapshot_errors;
+        received_ = {};  // not acknowledged: the server will not use these states as baselines
+        return false;
+    }
+    for (const RefusedCharacter& r : refused) {
+        ++stats_.entries_refused;
+        request_resync(r, m.tick, now_s);
+    }
+    poses_.begin_datagram(m.tick, m.part, m.part_count);
+    for (const DecodedCharacter& d : out) {
+        received_states_.push_back({d.id, m.tick, d.state, d.full, d.joints});
+        const int sk = skeleton_of(d.id);
+        poses_.add(d.id, m.tick, *d.state, d.joints, skeletons_.at(uint16_t(sk)).skeleton, precisions_.at(uint16_t(sk)));
+    }
+    poses_.end_datagram(m.tick);
+    stats_.characters_decoded += out.size();
+    return true;
+}
+
+// At most one request per part per 100 ms: deltas that keep failing until the full update
+// arrives do not each ask again.
+void ClientSession::request_resync(const RefusedCharacter& r, uint32_t tick, double now_s) {
+    const uint32_t first = r.error == SnapshotError::UnknownCharacter || r.error == SnapshotError::BadRange ? 0xFFFFu : r.joints.first;
+    const uint32_t key = uint32_t(r.id) << 16 | first;
+    auto [it, fresh] = resync_sent_.try_emplace(key, -1e9);
+    if (!fresh && now_s - it->second < 0.1) return;
+    it->second = now_s;
+    ++stats_.resyncs_sent;
+    send([&](const PacketHeader& h) { return build_resync(h, r.id, uint16_t(first), tick); });
+}
+
+std::vector<SnapshotAssembler::Ready> ClientSession::take_poses() { return poses_.take_ready(); }
+
 std::vector<ReceivedCharacterState> ClientSession::take_received() { return std::exchange(received_states_, {}); }
 std::vector<net::EventInfo> ClientSession::take_events() { return std::exchange(events_, {}); }
 

@@ -9,7 +9,9 @@
 // (SnapshotDecoder), acknowledges packets (envelope ack + ack bits, and an Ack message at least
 // every `ack_interval_s`), measures the round trip and the server clock with ping/pong, and keeps
 // teleport/reset/removal events (a removed character is forgotten). Malformed datagrams are counted
-// and dropped.
+// and dropped. A snapshot entry that does not decode (check failed, baseline missing, skeleton not
+// yet known) is refused alone: the others in its datagram are applied, the datagram is
+// acknowledged, and a Resync asks the server for a full update of that character's part.
 //
 // With a connect token (set_connect_token) the handshake presents it, the Challenge's cookie is
 // opened with the token's server-to-client key, and every packet after it is sealed and checked
@@ -28,6 +30,7 @@
 
 #include <kinesync/client/connection.h>
 
+#include "client/src/character_assembly.h"
 #include "common/src/codec/snapshot_codec.h"
 #include "common/src/net/connect_token.h"
 #include "common/src/net/protocol.h"
@@ -47,8 +50,9 @@ struct ClientSessionConfig {
 struct ReceivedCharacterState {
     uint16_t id;
     uint32_t tick;
-    const QCharacter* state;  // owned by the session's decoder history
+    const QCharacter* state;  // owned by the session's decoder history; valid within `joints`
     bool full;
+    JointRange joints;        // every joint, or one part of a large character
 };
 
 
@@ -92,8 +96,10 @@ public:
     void update(double now_s);
     // Datagrams to send now (taken).
     std::vector<std::vector<uint8_t>> take_outgoing();
-    // Character states decoded since the last call (taken).
+    // Snapshot entries decoded since the last call (taken): whole characters or parts of them.
     std::vector<ReceivedCharacterState> take_received();
+    // Whole poses assembled from them (client/src/character_assembly.h) since the last call (taken).
+    std::vector<SnapshotAssembler::Ready> take_poses();
     // Events received since the last call (taken).
     std::vector<net::EventInfo> take_events();
 
@@ -122,6 +128,8 @@ private:
     void send(const std::function<std::vector<uint8_t>(const net::PacketHeader&)>& build, bool handshake = false);
     void on_packet(const net::DecodedPacket& p, double now_s, bool sealed);
     void send_ack();
+    bool on_snapshot(const net::DecodedPacket::SnapshotView& m, double now_s);
+    void request_resync(const RefusedCharacter& r, uint32_t tick, double now_s);
 
     ClientSessionConfig cfg_;
     State state_ = State::Idle;
@@ -150,6 +158,8 @@ private:
     std::vector<uint32_t> reliable_to_ack_;
     SnapshotDecoder decoder_;
     std::vector<ReceivedCharacterState> received_states_;
+    SnapshotAssembler poses_;
+    std::map<uint32_t, double> resync_sent_;  // (character << 16 | first joint) -> when last asked
     std::vector<net::EventInfo> events_;
     uint32_t newest_tick_ = 0;
     bool any_tick_ = false;

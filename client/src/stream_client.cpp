@@ -330,14 +330,14 @@ void StreamClient::Impl::take_news(double t) {
         chars[id] = std::move(e);
         events.push_back({ClientEventKind::CharacterAdded, id, 0, 0});
     }
-    for (const ReceivedCharacterState& r : session.take_received()) {
+    session.take_received();  // the entries; their whole poses come assembled below
+    for (SnapshotAssembler::Ready& r : session.take_poses()) {
         const auto it = chars.find(r.id);
         if (it == chars.end()) continue;
         Entry& e = *it->second;
-        Pose pose(e.view.skeleton.size());
-        dequantize_character(pose, *r.state, e.view.skeleton, *session.precision(e.view.skeleton_id));
+        if (r.pose.size() != int(e.view.skeleton.size())) continue;  // from a skeleton since replaced
         const double t_snap = double(r.tick) / session.tick_hz();
-        e.recon->add_snapshot(t_snap, pose, r.state->epoch);
+        e.recon->add_snapshot(t_snap, r.pose, r.epoch);
         ++e.view.snapshots;
         e.view.newest_tick = std::max(e.view.newest_tick, r.tick);
         // Clock check: estimated server time at arrival minus the snapshot's time should be the

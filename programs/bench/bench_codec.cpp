@@ -59,7 +59,7 @@ void BM_EncodeDelta(benchmark::State& state, std::string clip) {
     for (auto _ : state) {
         CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
         out.clear();
-        encode_character(out, s.q[i], &b, s.prec);
+        encode_character(out, s.q[i], &b, s.prec, all_joints(s.prec));
         benchmark::DoNotOptimize(out.data());
         if (++i == s.q.size()) i = 8;
     }
@@ -73,14 +73,14 @@ void BM_DecodeDelta(benchmark::State& state, std::string clip) {
     for (size_t i = 8; i < s.q.size(); ++i) {
         CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
         coded.emplace_back();
-        encode_character(coded.back(), s.q[i], &b, s.prec);
+        encode_character(coded.back(), s.q[i], &b, s.prec, all_joints(s.prec));
     }
     QCharacter out;
     size_t k = 0;
     for (auto _ : state) {
         const size_t i = k + 8;
         CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
-        benchmark::DoNotOptimize(decode_character(coded[k], out, &b, s.prec));
+        benchmark::DoNotOptimize(decode_character(coded[k], out, &b, s.prec, all_joints(s.prec)));
         if (++k == coded.size()) k = 0;
     }
     state.counters["joints"] = c.joints();

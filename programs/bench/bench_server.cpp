@@ -65,7 +65,7 @@ void BM_SnapshotPerClient(benchmark::State& state) {
     bc.bandwidth_bps = 1e9f;  // measure coding, not the budget
     SnapshotBuilder builder(bc);
     const PrecisionLookup lookup = [&](uint16_t s) { return &fx.precs[s]; };
-    std::vector<std::pair<uint32_t, std::vector<uint16_t>>> pending;
+    std::vector<std::pair<uint32_t, std::vector<UnitKey>>> pending;
     size_t bytes = 0, snapshots = 0;
     for (auto _ : state) {
         state.PauseTiming();
@@ -85,7 +85,7 @@ void BM_SnapshotPerClient(benchmark::State& state) {
         state.ResumeTiming();
         for (const SnapshotPart& p : builder.build(tick, now, fx.history, lookup)) {
             bytes += p.data.size();
-            pending.push_back({tick, p.characters});
+            pending.push_back({tick, p.units});
         }
         ++snapshots;
     }

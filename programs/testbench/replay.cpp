@@ -10,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "client/src/character_assembly.h"
 #include "client/src/render_clock.h"
 #include <kinesync/common/anim/ops_fk.h>
 #include "common/src/codec/snapshot_codec.h"
@@ -151,8 +152,8 @@ struct Server {
     SentPacketLog sent;
     AckTracker received;
     uint16_t seq = 0;
-    std::vector<std::pair<uint32_t, std::vector<uint16_t>>> meta =
-        std::vector<std::pair<uint32_t, std::vector<uint16_t>>>(SentPacketLog::kWindow);
+    std::vector<std::pair<uint32_t, std::vector<UnitKey>>> meta =
+        std::vector<std::pair<uint32_t, std::vector<UnitKey>>>(SentPacketLog::kWindow);
     uint32_t next_tick = 0;   // the next tick to simulate
     double bytes_down = 0;    // every datagram sent to the client, with its IP/UDP header
     uint64_t snapshot_datagrams = 0;
@@ -164,6 +165,8 @@ struct Server {
 // The client's end: the decoder, acks, and the server clock estimated from ping/pong.
 struct Client {
     SnapshotDecoder decoder;
+    SnapshotAssembler poses;
+    std::vector<RefusedCharacter> refused;  // entries to ask a full update of (sent with the next ack)
     AckTracker received;
     uint16_t seq = 0;
     double last_ack = -1e9, last_ping = -1e9, offset_est = 0, rtt = 0;
@@ -171,7 +174,7 @@ struct Client {
     RenderClock clock;
     uint32_t newest_tick = 0;
 
-    explicit Client(double tick_hz) : decoder{float(tick_hz)} {}
+    explicit Client(double tick_hz) : decoder{float(tick_hz)}, poses{float(tick_hz)} {}
 };
 
 // What is measured: one reconstructor per variant (a strategy with its settings) and character,
@@ -280,6 +283,10 @@ void server_receive(Server& s, NetLink& link, double ts) {
         std::vector<SentPacketLog::Acked> acked;
         s.sent.on_ack(p->ack, p->ack_bits, acked);
         for (const auto& a : acked) s.builder.on_delivered(s.meta[a.sequence % s.meta.size()].first, s.meta[a.sequence % s.meta.size()].second);
+        if (p->type == MessageType::Resync) {
+            const auto* m = p->message<wire::Resync>();
+            s.builder.resync(m->character_id(), m->first_joint(), m->tick());
+        }
         if (p->type == MessageType::Ping) {
             const auto* m = p->message<wire::Ping>();
             const uint16_t seq = s.seq++;
@@ -324,7 +331,7 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
     for (size_t i = 0; i < parts.size(); ++i) {
         const uint16_t seq = s.seq++;
         s.sent.on_sent(seq, 1);
-        s.meta[seq % s.meta.size()] = {parts[i].tick, parts[i].characters};
+        s.meta[seq % s.meta.size()] = {parts[i].tick, parts[i].units};
         auto bytes = build_snapshot(s.received.header(seq), parts[i].tick, uint8_t(i), uint8_t(parts.size()), parts[i].data);
         s.envelope_bytes += double(bytes.size() - parts[i].data.size());
         s.bytes_down += double(bytes.size() + kNetSimHeaderBytes);
@@ -363,22 +370,26 @@ bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPa
     const RecordingHeader& h = scene.h;
     const DecodedPacket::SnapshotView m = p.snapshot();
     std::vector<DecodedCharacter> decoded;
+    std::vector<RefusedCharacter> refused;
     const SnapshotError e = c.decoder.decode(
         m.tick, m.data,
         [&](uint16_t id) { const auto it = scene.skeleton_of.find(id); return it == scene.skeleton_of.end() ? -1 : int(it->second); },
-        scene.lookup, decoded);
-    if (e != SnapshotError::None) return false;
+        scene.lookup, decoded, &refused);
+    if (is_framing_error(e)) return false;
     c.received.on_received(p.sequence);
+    c.refused.insert(c.refused.end(), refused.begin(), refused.end());
     if (ev.view) ev.view->add_snapshot(double(m.tick) / scene.tick_hz, arrival);
+    c.poses.begin_datagram(m.tick, m.part, m.part_count);
     for (const DecodedCharacter& dc : decoded) {
         const uint16_t sk = scene.skeleton_of[dc.id];
-        Pose pose(h.skeletons[sk].size());
-        dequantize_character(pose, *dc.state, h.skeletons[sk], scene.precs[sk]);
-        for (size_t k = 0; k < ev.variants.size(); ++k) {
-            ev.recon[k][dc.id]->add_snapshot(double(m.tick) / scene.tick_hz, pose, dc.state->epoch);
-            ev.acc[k].news_arrived(dc.id, double(m.tick) / scene.tick_hz, arrival);
-        }
+        c.poses.add(dc.id, m.tick, *dc.state, dc.joints, h.skeletons[sk], scene.precs[sk]);
     }
+    c.poses.end_datagram(m.tick);
+    for (SnapshotAssembler::Ready& r : c.poses.take_ready())
+        for (size_t k = 0; k < ev.variants.size(); ++k) {
+            ev.recon[k][r.id]->add_snapshot(double(r.tick) / scene.tick_hz, r.pose, r.epoch);
+            ev.acc[k].news_arrived(r.id, double(r.tick) / scene.tick_hz, arrival);
+        }
     if (!c.any_snapshot || m.tick > c.newest_tick) {
         c.newest_tick = m.tick;
         c.any_snapshot = true;
@@ -410,6 +421,9 @@ void client_send(Client& c, NetLink& link, double t, double t_client, bool got_s
         c.last_ack = t_client;
         link.up.send(t, build_ack(c.received.header(c.seq++), c.newest_tick, {}));
     }
+    for (const RefusedCharacter& r : c.refused)
+        link.up.send(t, build_resync(c.received.header(c.seq++), r.id, uint16_t(r.joints.first), c.newest_tick));
+    c.refused.clear();
     if (t_client - c.last_ping >= 0.25) {
         c.last_ping = t_client;
         link.up.send(t, build_ping(c.received.header(c.seq++), uint64_t(t_client * 1e6), uint32_t(frame_index)));

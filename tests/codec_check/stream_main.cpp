@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> u(0, 1);
     std::multimap<uint32_t, SnapshotPart> in_flight;                              // arrival tick -> datagram
-    std::multimap<uint32_t, std::pair<uint32_t, std::vector<uint16_t>>> acks;      // arrival tick -> (tick, ids)
+    std::multimap<uint32_t, std::pair<uint32_t, std::vector<UnitKey>>> acks;      // arrival tick -> (tick, ids)
     uint64_t refused = 0;
     const uint32_t ticks = uint32_t(seconds * 60.0);
     for (uint32_t tick = 1; tick <= ticks + 20; ++tick) {
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
                 continue;
             }
             file.records.push_back({part.tick, part.data});
-            if (u(rng) >= 0.01f) acks.insert({tick + 3, {part.tick, part.characters}});
+            if (u(rng) >= 0.01f) acks.insert({tick + 3, {part.tick, part.units}});
         }
         if (tick > ticks || tick % 2 != 0) continue;
         std::vector<CharacterSnapshot> now;

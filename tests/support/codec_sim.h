@@ -63,7 +63,7 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
     SnapshotHistory history;
     SnapshotBuilder builder(cfg);
     SnapshotDecoder decoder(cfg.tick_hz);
-    std::multimap<uint32_t, std::pair<uint32_t, std::vector<uint16_t>>> acks;  // arrival tick -> (tick, ids)
+    std::multimap<uint32_t, std::pair<uint32_t, std::vector<UnitKey>>> acks;  // arrival tick -> (tick, ids)
     const int step = int(std::lround(cfg.tick_hz / snapshot_hz));
     const uint32_t ticks = uint32_t(seconds * cfg.tick_hz);
     uint64_t bytes = 0;
@@ -104,7 +104,7 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
             const int copies = u(rng) < link.ack_dup ? 2 : 1;
             for (int k = 0; k < copies; ++k) {
                 const int jitter = link.ack_jitter_ticks ? int(rng() % unsigned(link.ack_jitter_ticks + 1)) : 0;
-                acks.insert({tick + uint32_t(link.rtt_ticks + jitter), {tick, part.characters}});
+                acks.insert({tick + uint32_t(link.rtt_ticks + jitter), {tick, part.units}});
             }
         }
     }

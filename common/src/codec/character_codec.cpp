@@ -111,11 +111,11 @@ float p_all_zero(std::initializer_list<const LaplaceModel*> models, int each) {
 uint32_t to_p0(double p) { return uint32_t(std::clamp<long>(std::lround(p * kProbOne), 64, long(kProbOne) - 64)); }
 
 template <class IO>
-void code_full(IO& io, QCharacter& c, const SkeletonPrecision& prec) {
+void code_full(IO& io, QCharacter& c, const SkeletonPrecision& prec, JointRange range) {
     io.set_category(CodingCost::kFlags);
     c.epoch = uint16_t(io.bypass(c.epoch, 16));
     const LaplaceModel ang_m = laplace_model(16.0f), pos_m = laplace_model(500.0f), vel_m = laplace_model(200.0f);
-    for (size_t j = 0; j < c.joints.size(); ++j) {
+    for (size_t j = range.first; j < range.end(); ++j) {
         QJoint& q = c.joints[j];
         const JointPrecision& p = prec.joints[j];
         io.set_category(CodingCost::kFlags);
@@ -139,12 +139,12 @@ void code_full(IO& io, QCharacter& c, const SkeletonPrecision& prec) {
 }
 
 template <class IO>
-void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const SkeletonPrecision& prec) {
+void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const SkeletonPrecision& prec, JointRange range) {
     const QCharacter& base = *b.state;
     c.epoch = base.epoch;
     const float dt = float(b.age_s);
     Adapt aw, ar, ap, av;
-    for (size_t j = 0; j < c.joints.size(); ++j) {
+    for (size_t j = range.first; j < range.end(); ++j) {
         QJoint& q = c.joints[j];
         const QJoint& bq = base.joints[j];
         const JointPrecision& p = prec.joints[j];
@@ -278,7 +278,7 @@ void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const Skeleto
 // 16 bits of FNV-1a over the whole state: what the decoder rebuilt must hash to what the encoder
 // coded, or the payload is refused (a desynchronised range decoder or a wrong prediction would
 // otherwise be accepted as a valid state and become the baseline of later deltas).
-uint32_t state_check(const QCharacter& c) {
+uint32_t state_check(const QCharacter& c, JointRange range) {
     uint32_t h = 2166136261u;
     auto mix = [&h](int64_t v) {
         for (int b = 0; b < 4; ++b) {
@@ -287,7 +287,8 @@ uint32_t state_check(const QCharacter& c) {
         }
     };
     mix(c.epoch);
-    for (const QJoint& q : c.joints) {
+    for (size_t j = range.first; j < range.end(); ++j) {
+        const QJoint& q = c.joints[j];
         mix(q.largest | (q.moved ? 4 : 0) | (q.scaled ? 8 : 0));
         for (int k = 0; k < 3; ++k) {
             mix(q.rot[k]), mix(q.ang[k]), mix(q.pos[k]), mix(q.vel[k]), mix(q.lscl[k]), mix(q.svl[k]);
@@ -299,34 +300,36 @@ uint32_t state_check(const QCharacter& c) {
 }  // namespace
 
 void encode_character(std::vector<uint8_t>& out, const QCharacter& cur, const CharacterBaseline* base,
-                      const SkeletonPrecision& prec, CodingCost* cost, QCharacter* coded) {
+                      const SkeletonPrecision& prec, JointRange range, CodingCost* cost, QCharacter* coded) {
     Enc enc(out, cost);
     QCharacter c = cur;  // the coding functions write back what they code (identical for the encoder)
-    if (base) code_delta(enc, c, *base, prec);
-    else code_full(enc, c, prec);
+    if (base) code_delta(enc, c, *base, prec, range);
+    else code_full(enc, c, prec, range);
     enc.set_category(CodingCost::kFlags);
-    enc.bypass(state_check(c), 16);
+    enc.bypass(state_check(c, range), 16);
     enc.rc.finish();
     if (coded) *coded = std::move(c);
 }
 
 bool decode_character(std::span<const uint8_t> in, QCharacter& out, const CharacterBaseline* base,
-                      const SkeletonPrecision& prec) {
-    out.joints.assign(prec.joints.size(), QJoint{});
+                      const SkeletonPrecision& prec, JointRange range) {
+    if (range.count == 0 || range.first >= prec.joints.size() || range.count > prec.joints.size() - range.first) return false;
+    if (out.joints.size() != prec.joints.size()) out.joints.assign(prec.joints.size(), QJoint{});
+    for (size_t j = range.first; j < range.end(); ++j) out.joints[j] = QJoint{};
     if (base && (base->state == nullptr || base->state->joints.size() != prec.joints.size())) return false;
     if (base && base->context && base->context->joints.size() != prec.joints.size()) return false;
     Dec dec(in);
-    if (base) code_delta(dec, out, *base, prec);
-    else code_full(dec, out, prec);
+    if (base) code_delta(dec, out, *base, prec, range);
+    else code_full(dec, out, prec, range);
 #ifndef KS_CODEC_NO_STATE_CHECK  // defined only for a test build of kinesync-codec-decode (tests/codec_check)
-    if (dec.bypass(0, 16) != state_check(out)) return false;
+    if (dec.bypass(0, 16) != state_check(out, range)) return false;
 #else
     (void)dec.bypass(0, 16);
 #endif
     // A well-formed payload ends within the bytes it was given (the encoder trims only zeros of
     // its final flush, so at most kMaxImpliedBytes may be implied).
     if (dec.rc.overrun() > kMaxImpliedBytes) return false;
-    for (size_t j = 0; j < out.joints.size(); ++j) {
+    for (size_t j = range.first; j < range.end(); ++j) {
         const QJoint& q = out.joints[j];
         const int32_t max_index = int32_t((1u << prec.joints[j].rot_bits) - 1u);
         if (q.largest > 3) return false;

@@ -24,6 +24,14 @@
 
 namespace ks {
 
+// The joints one coded payload carries: [first, first + count). A character too large for one
+// datagram is sent as several parts, each coded and checked on its own (snapshot_codec.h).
+struct JointRange {
+    uint32_t first = 0;
+    uint32_t count = 0;
+    uint32_t end() const { return first + count; }
+};
+
 struct CharacterBaseline {
     const QCharacter* state = nullptr;    // the acknowledged baseline
     double age_s = 0.0;                   // seconds from the baseline to the coded state
@@ -43,15 +51,19 @@ struct CodingCost {
     double bits(int category) const { return double(bits256[category]) / 256.0; }
 };
 
-// Appends the coded character to `out`. With `base`, cur.epoch must equal base->state->epoch and
-// the joint counts must match (the caller sends a full state otherwise).
-// `coded` (optional) receives the state the decoder will rebuild (cur, or with a level of detail
-// the mix of cur's top and the baseline's held joints).
+// Appends the coded joints `range` of the character to `out` (with the epoch and a 16-bit check of
+// what was coded). With `base`, cur.epoch must equal base->state->epoch and the joint counts must
+// match (the caller sends a full state otherwise). `coded` (optional) receives the state the
+// decoder will rebuild (cur, or with a level of detail the mix of cur's top and the baseline's
+// held joints; joints outside the range as in cur). The range must lie within the skeleton.
 void encode_character(std::vector<uint8_t>& out, const QCharacter& cur, const CharacterBaseline* base,
-                      const SkeletonPrecision& prec, CodingCost* cost = nullptr, QCharacter* coded = nullptr);
-// Decodes into `out` (sized to the skeleton). Returns false when the payload is malformed (reads
-// far past its end or yields values outside their grids).
+                      const SkeletonPrecision& prec, JointRange range, CodingCost* cost = nullptr, QCharacter* coded = nullptr);
+// Decodes the joints `range` into `out` (sized to the skeleton, other joints left as they were).
+// Returns false when the range is not within the skeleton or the payload is malformed (reads far
+// past its end, yields values outside their grids, or fails its check).
 bool decode_character(std::span<const uint8_t> in, QCharacter& out, const CharacterBaseline* base,
-                      const SkeletonPrecision& prec);
+                      const SkeletonPrecision& prec, JointRange range);
+// Every joint of the skeleton.
+inline JointRange all_joints(const SkeletonPrecision& prec) { return {0, uint32_t(prec.joints.size())}; }
 
 }  // namespace ks

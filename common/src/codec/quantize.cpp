@@ -85,7 +85,12 @@ QCharacter quantize_character(const Pose& local, const Skeleton& skeleton, const
 }
 
 void dequantize_character(Pose& out, const QCharacter& q, const Skeleton& skeleton, const SkeletonPrecision& prec) {
-    for (int j = 0; j < skeleton.size(); ++j) {
+    dequantize_joints(out, q, skeleton, prec, 0, size_t(skeleton.size()));
+}
+
+void dequantize_joints(Pose& out, const QCharacter& q, const Skeleton& skeleton, const SkeletonPrecision& prec, size_t first,
+                       size_t count) {
+    for (int j = int(first); j < int(first + count); ++j) {
         const JointPrecision& p = prec.joints[size_t(j)];
         const QJoint& qj = q.joints[size_t(j)];
         const size_t o = size_t(j);

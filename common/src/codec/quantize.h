@@ -43,6 +43,9 @@ struct QCharacter {
 QCharacter quantize_character(const Pose& local, const Skeleton& skeleton, const SkeletonPrecision& prec, uint16_t epoch);
 // The pose a receiver reconstructs (joint 0 in the world).
 void dequantize_character(Pose& out, const QCharacter& q, const Skeleton& skeleton, const SkeletonPrecision& prec);
+// Only joints [first, first + count) (the caller keeps them within the skeleton).
+void dequantize_joints(Pose& out, const QCharacter& q, const Skeleton& skeleton, const SkeletonPrecision& prec, size_t first,
+                       size_t count);
 
 // Grid helpers shared by the encoder and the decoder (their results must match bit for bit).
 quat dequantize_rotation(const QJoint& j, const JointPrecision& p);

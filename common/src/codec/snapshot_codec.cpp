@@ -25,6 +25,19 @@ bool get_varint(std::span<const uint8_t> in, size_t& pos, uint32_t& v) {
 }
 
 
+std::vector<JointRange> plan_parts(size_t joints) {
+    const uint32_t n = uint32_t(joints);
+    if (n <= kMaxPartJoints) return {{0, n}};
+    const uint32_t parts = (n + kMaxPartJoints - 1) / kMaxPartJoints;
+    std::vector<JointRange> out;
+    for (uint32_t k = 0, first = 0; k < parts; ++k) {
+        const uint32_t count = n / parts + (k < n % parts ? 1 : 0);
+        out.push_back({first, count});
+        first += count;
+    }
+    return out;
+}
+
 const char* snapshot_error_name(SnapshotError e) {
     switch (e) {
         case SnapshotError::None: return "none";
@@ -33,68 +46,107 @@ const char* snapshot_error_name(SnapshotError e) {
         case SnapshotError::UnknownCharacter: return "unknown character";
         case SnapshotError::MissingBaseline: return "missing baseline";
         case SnapshotError::BadPayload: return "bad payload";
+        case SnapshotError::BadRange: return "bad joint range";
     }
     return "?";
 }
 
-const QCharacter* SnapshotDecoder::find(uint16_t id, uint32_t tick) const {
+const QCharacter* SnapshotDecoder::find(uint16_t id, uint32_t tick, JointRange joints) const {
     const auto it = rings_.find(id);
     if (it == rings_.end()) return nullptr;
     const Entry& e = it->second[tick % capacity_];
-    return e.valid && e.tick == tick ? &e.state : nullptr;
+    if (!e.valid || e.tick != tick) return nullptr;
+    if (joints.end() > e.have.size()) return nullptr;
+    for (uint32_t j = joints.first; j < joints.end(); ++j)
+        if (!e.have[j]) return nullptr;
+    return &e.state;
+}
+
+SnapshotError SnapshotDecoder::read_header(std::span<const uint8_t> data, size_t& pos, Header& h) const {
+    h = Header{};
+    if (!get_varint(data, pos, h.id) || h.id > 0xFFFF) return SnapshotError::Truncated;
+    if (pos >= data.size()) return SnapshotError::Truncated;
+    h.mode = data[pos++];
+    if ((h.mode & kModeMask) > 2 || (h.mode & ~uint32_t(kModeMask | kModePart)) != 0) return SnapshotError::BadFormat;
+    if ((h.mode & kModePart) && (!get_varint(data, pos, h.first) || !get_varint(data, pos, h.count)))
+        return SnapshotError::Truncated;
+    const uint32_t mode = h.mode & kModeMask;
+    if (mode >= 1 && (!get_varint(data, pos, h.base_age) || !get_varint(data, pos, h.ctx_age))) return SnapshotError::Truncated;
+    if (mode == 2 && !get_varint(data, pos, h.hold)) return SnapshotError::Truncated;
+    if (h.hold > 255) return SnapshotError::BadFormat;
+    uint32_t len = 0;
+    if (!get_varint(data, pos, len) || len > data.size() - pos) return SnapshotError::Truncated;
+    h.bytes = data.subspan(pos, len);
+    pos += len;
+    return SnapshotError::None;
+}
+
+SnapshotError SnapshotDecoder::decode_entry(uint32_t tick, const Header& h, const SkeletonPrecision& prec, JointRange range,
+                                            DecodedCharacter& out) {
+    const uint16_t id = uint16_t(h.id);
+    const uint32_t mode = h.mode & kModeMask;
+    CharacterBaseline cb;
+    if (mode >= 1) {
+        if (h.base_age == 0 || h.base_age > tick || h.base_age >= capacity_) return SnapshotError::MissingBaseline;
+        cb.state = find(id, tick - h.base_age, range);
+        if (cb.state == nullptr) return SnapshotError::MissingBaseline;
+        if (h.ctx_age > 0) {
+            if (h.ctx_age > tick - h.base_age || h.base_age + h.ctx_age >= capacity_) return SnapshotError::MissingBaseline;
+            cb.context = find(id, tick - h.base_age - h.ctx_age, range);
+            if (cb.context == nullptr) return SnapshotError::MissingBaseline;
+        }
+    }
+    cb.age_s = double(h.base_age) / tick_hz_;
+    cb.context_age_s = double(h.ctx_age) / tick_hz_;
+    cb.hold_depth = mode == 2 ? int(h.hold) : -1;
+    if (!decode_character(h.bytes, scratch_, mode >= 1 ? &cb : nullptr, prec, range)) return SnapshotError::BadPayload;
+    auto& ring = rings_[id];
+    if (ring.empty()) ring.resize(capacity_);
+    Entry& e = ring[tick % capacity_];
+    if (!e.valid || e.tick != tick || e.have.size() != prec.joints.size()) {
+        e.tick = tick;
+        e.valid = true;
+        e.state.joints.assign(prec.joints.size(), QJoint{});
+        e.have.assign(prec.joints.size(), 0);
+    }
+    e.state.epoch = scratch_.epoch;
+    std::copy(scratch_.joints.begin() + range.first, scratch_.joints.begin() + range.end(), e.state.joints.begin() + range.first);
+    std::fill(e.have.begin() + range.first, e.have.begin() + range.end(), uint8_t(1));
+    out = {id, &e.state, mode == 0, range};
+    return SnapshotError::None;
 }
 
 SnapshotError SnapshotDecoder::decode(uint32_t tick, std::span<const uint8_t> data,
                                       const std::function<int(uint16_t)>& skeleton_of, const PrecisionLookup& precision,
-                                      std::vector<DecodedCharacter>& out) {
+                                      std::vector<DecodedCharacter>& out, std::vector<RefusedCharacter>* refused) {
     out.clear();
-    size_t pos = 0;
+    if (refused) refused->clear();
     if (data.empty() || data[0] != kSnapshotFormat) return SnapshotError::BadFormat;
-    pos = 1;
+    size_t pos = 1;
     uint32_t count = 0;
     if (!get_varint(data, pos, count)) return SnapshotError::Truncated;
     if (count > 4096) return SnapshotError::BadFormat;
-    QCharacter decoded;
+    SnapshotError first_error = SnapshotError::None;
     for (uint32_t i = 0; i < count; ++i) {
-        uint32_t id = 0, len = 0, base_age = 0, ctx_age = 0, hold = 0;
-        if (!get_varint(data, pos, id) || id > 0xFFFF) return SnapshotError::Truncated;
-        if (pos >= data.size()) return SnapshotError::Truncated;
-        const uint8_t mode = data[pos++];
-        if (mode > 2) return SnapshotError::BadFormat;
-        if (mode >= 1 && (!get_varint(data, pos, base_age) || !get_varint(data, pos, ctx_age)))
-            return SnapshotError::Truncated;
-        if (mode == 2 && !get_varint(data, pos, hold)) return SnapshotError::Truncated;
-        if (hold > 255) return SnapshotError::BadFormat;
-        if (!get_varint(data, pos, len) || len > data.size() - pos) return SnapshotError::Truncated;
-        const std::span<const uint8_t> bytes = data.subspan(pos, len);
-        pos += len;
-        const int skel = skeleton_of(uint16_t(id));
+        Header h;
+        if (const SnapshotError e = read_header(data, pos, h); e != SnapshotError::None) return e;
+        const int skel = skeleton_of(uint16_t(h.id));
         const SkeletonPrecision* prec = skel < 0 ? nullptr : precision(uint16_t(skel));
-        if (prec == nullptr) return SnapshotError::UnknownCharacter;
-        CharacterBaseline cb;
-        if (mode >= 1) {
-            if (base_age == 0 || base_age > tick) return SnapshotError::BadFormat;
-            cb.state = find(uint16_t(id), tick - base_age);
-            if (cb.state == nullptr) return SnapshotError::MissingBaseline;
-            if (ctx_age > 0) {
-                if (ctx_age > tick - base_age) return SnapshotError::BadFormat;
-                cb.context = find(uint16_t(id), tick - base_age - ctx_age);
-                if (cb.context == nullptr) return SnapshotError::MissingBaseline;
-            }
+        const uint32_t joints = prec ? uint32_t(prec->joints.size()) : 0;
+        JointRange range = (h.mode & kModePart) ? JointRange{h.first, h.count} : JointRange{0, joints};
+        SnapshotError e = SnapshotError::None;
+        if (prec == nullptr) e = SnapshotError::UnknownCharacter;
+        else if (range.count == 0 || range.first >= joints || range.count > joints - range.first) e = SnapshotError::BadRange;
+        DecodedCharacter d{};
+        if (e == SnapshotError::None) e = decode_entry(tick, h, *prec, range, d);
+        if (e == SnapshotError::None) {
+            out.push_back(d);
+            continue;
         }
-        cb.age_s = double(base_age) / tick_hz_;
-        cb.context_age_s = double(ctx_age) / tick_hz_;
-        cb.hold_depth = mode == 2 ? int(hold) : -1;
-        if (!decode_character(bytes, decoded, mode >= 1 ? &cb : nullptr, *prec)) return SnapshotError::BadPayload;
-        auto& ring = rings_[uint16_t(id)];
-        if (ring.empty()) ring.resize(capacity_);
-        Entry& e = ring[tick % capacity_];
-        e.tick = tick;
-        e.valid = true;
-        e.state = decoded;
-        out.push_back({uint16_t(id), &e.state, mode == 0});
+        if (first_error == SnapshotError::None) first_error = e;
+        if (refused) refused->push_back({uint16_t(h.id), range, e});
     }
-    return SnapshotError::None;
+    return first_error;
 }
 
 }  // namespace ks

@@ -7,10 +7,16 @@
 // it), decodable on its own given the receiver's history:
 //   u8 format (kSnapshotFormat)
 //   varint character count
-//   per character: varint id, u8 mode (0 full, 1 delta, 2 delta with a level of detail),
+//   per entry:     varint id, u8 mode (bits 0-1: 0 full, 1 delta, 2 delta with a level of detail;
+//                  bit 2: a part of the character),
+//                  [part: varint first joint, varint joint count],
 //                  [delta: varint baseline age in ticks, varint context age in ticks (0: none)],
 //                  [mode 2: varint hold depth: deeper joints keep the baseline's values],
 //                  varint length, range-coded bytes.
+// An entry without the part bit carries every joint. A character whose update does not fit one
+// datagram is sent as parts (plan_parts): each is coded against its own baseline, checked on its
+// own and acknowledged on its own, so a lost part costs only its joints. The receiver keeps, per
+// character and tick, which joints it holds; a part's baseline must hold all of the part's joints.
 // Nothing here knows about sockets: the server and the offline replay share it.
 
 #include <cstdint>
@@ -23,7 +29,15 @@
 
 namespace ks {
 
-constexpr uint8_t kSnapshotFormat = 2;  // 2: predictions without libm, a 16-bit state check per character
+constexpr uint8_t kSnapshotFormat = 3;  // 3: characters in parts; 2: a 16-bit state check per character
+constexpr uint8_t kModeMask = 0x3, kModePart = 0x4;
+
+// Characters with more joints than this are sent in parts of at most this many joints (a full
+// part of 96 joints codes to about 600-800 bytes, within one datagram's payload).
+constexpr uint32_t kMaxPartJoints = 96;
+// The parts of a character of `joints` joints: one range for up to kMaxPartJoints, else equal
+// consecutive ranges.
+std::vector<JointRange> plan_parts(size_t joints);
 
 struct CharacterSnapshot {
     uint16_t id = 0;
@@ -40,19 +54,31 @@ using PrecisionLookup = std::function<const SkeletonPrecision*(uint16_t skeleton
 
 struct DecodedCharacter {
     uint16_t id;
-    const QCharacter* state;  // owned by the decoder's history
+    const QCharacter* state;  // owned by the decoder's history; valid within `joints`
     bool full;
+    JointRange joints;        // the joints this entry carried (every joint unless a part)
 };
 
 enum class SnapshotError {
     None,
-    BadFormat,
-    Truncated,
-    UnknownCharacter,  // no skeleton known for the id
-    MissingBaseline,   // baseline or context state not (or no longer) in the history
-    BadPayload,        // the range-coded bytes do not decode to a valid state
+    BadFormat,         // the datagram's framing (refuses the rest of the datagram)
+    Truncated,         // likewise
+    UnknownCharacter,  // no skeleton known for the id (this entry only)
+    MissingBaseline,   // baseline or context joints not (or no longer) in the history (this entry only)
+    BadPayload,        // the coded bytes do not decode to a state that passes its check (this entry only)
+    BadRange,          // a part's joints are not within the character's skeleton (this entry only)
 };
+constexpr size_t kSnapshotErrorKinds = 7;
 const char* snapshot_error_name(SnapshotError e);
+// Errors that leave the rest of the datagram unreadable (the others refuse one entry).
+inline bool is_framing_error(SnapshotError e) { return e == SnapshotError::BadFormat || e == SnapshotError::Truncated; }
+
+// An entry the decoder refused; the others in its datagram are applied.
+struct RefusedCharacter {
+    uint16_t id;
+    JointRange joints;  // as the entry said (every joint of the skeleton if it said none)
+    SnapshotError error;
+};
 
 // Receiver side: decodes payloads against its own history of decoded states.
 class SnapshotDecoder {
@@ -60,10 +86,15 @@ public:
     // tick_hz must match the sender's: baseline ages travel in ticks.
     explicit SnapshotDecoder(float tick_hz = 60.0f, uint32_t capacity_ticks = 512) : tick_hz_(tick_hz), capacity_(capacity_ticks) {}
     void set_tick_hz(float hz) { tick_hz_ = hz; }
-    // skeleton_of(id) gives a character's skeleton id (or -1 if unknown).
+    // skeleton_of(id) gives a character's skeleton id (or -1 if unknown). Entries decode one by
+    // one: a refused entry is listed in `refused` (when given) and the others are still decoded.
+    // Returns a framing error (the rest of the datagram unread), else the first entry's error,
+    // else None.
     SnapshotError decode(uint32_t tick, std::span<const uint8_t> data, const std::function<int(uint16_t)>& skeleton_of,
-                         const PrecisionLookup& precision, std::vector<DecodedCharacter>& out);
-    const QCharacter* find(uint16_t id, uint32_t tick) const;
+                         const PrecisionLookup& precision, std::vector<DecodedCharacter>& out,
+                         std::vector<RefusedCharacter>* refused = nullptr);
+    // A character's state at a tick, if the decoder holds every joint of `joints` (default: any).
+    const QCharacter* find(uint16_t id, uint32_t tick, JointRange joints = {}) const;
     // Drop a character's history (e.g. its skeleton changed).
     void forget(uint16_t id) { rings_.erase(id); }
 
@@ -72,10 +103,19 @@ private:
         uint32_t tick = 0;
         bool valid = false;
         QCharacter state;
+        std::vector<uint8_t> have;  // per joint: decoded for this tick
     };
+    struct Header {
+        uint32_t id = 0, mode = 0, first = 0, count = 0, base_age = 0, ctx_age = 0, hold = 0;
+        std::span<const uint8_t> bytes;
+    };
+    SnapshotError read_header(std::span<const uint8_t> data, size_t& pos, Header& h) const;
+    SnapshotError decode_entry(uint32_t tick, const Header& h, const SkeletonPrecision& prec, JointRange range,
+                               DecodedCharacter& out);
     float tick_hz_;
     uint32_t capacity_;
     std::unordered_map<uint16_t, std::vector<Entry>> rings_;
+    QCharacter scratch_;
 };
 
 }  // namespace ks

@@ -142,6 +142,8 @@ std::vector<uint8_t> build_disconnect(const PacketHeader& h, std::string_view re
 std::vector<uint8_t> build_events(const PacketHeader& h, uint32_t message_id, std::span<const EventInfo> events);
 // Where the client watches from, metres, world frame.
 std::vector<uint8_t> build_viewpoint(const PacketHeader& h, float x, float y, float z);
+// first_joint: the refused part's first joint, or 0xFFFF for the whole character.
+std::vector<uint8_t> build_resync(const PacketHeader& h, uint16_t character_id, uint16_t first_joint, uint32_t tick);
 
 // The largest snapshot payload a datagram holds (kMaxDatagram - kSnapshotHeaderBytes).
 size_t max_snapshot_data_bytes();

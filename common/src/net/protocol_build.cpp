@@ -183,4 +183,10 @@ std::vector<uint8_t> build_viewpoint(const PacketHeader& h, float x, float y, fl
     return take(fbb, "build_viewpoint");
 }
 
+std::vector<uint8_t> build_resync(const PacketHeader& h, uint16_t character_id, uint16_t first_joint, uint32_t tick) {
+    auto& fbb = builder();
+    finish(fbb, h, wire::CreateResync(fbb, character_id, first_joint, tick));
+    return take(fbb, "build_resync");
+}
+
 }  // namespace ks::net

@@ -109,6 +109,11 @@ DecodeError check_message(const wire::Packet& p, size_t size) {
                 if (!(std::fabs(v) <= 1e6f)) return DecodeError::BadValue;  // NaN fails too
             return DecodeError::None;
         }
+        case MessageType::Resync: {
+            const auto* m = p.message_as_Resync();
+            if (m->first_joint() >= kMaxJoints && m->first_joint() != 0xFFFF) return DecodeError::BadValue;
+            return DecodeError::None;
+        }
         case MessageType::NONE: break;
     }
     return DecodeError::UnknownMessage;  // not reached: the caller checked the type

@@ -112,6 +112,12 @@ std::string metrics_text(const MetricsSnapshot& m) {
         if (r != size_t(net::DecodeError::None))
             p.sample("kinesync_malformed_datagrams_by_reason_total", {{"reason", net::decode_error_name(net::DecodeError(r))}},
                      n.malformed_by_reason[r]);
+    p.counter("kinesync_resyncs_total", "Full updates of one character (or part) that clients asked for after refusing an entry.",
+              n.resyncs);
+    p.family("kinesync_unsent_total", "counter",
+             "Snapshot entries (characters, or parts of large ones) not sent, summed over clients, by reason.");
+    for (size_t r = 0; r < n.unsent_by_reason.size(); ++r)
+        p.sample("kinesync_unsent_total", {{"reason", net::unsent_reason_name(r)}}, n.unsent_by_reason[r]);
     return p.text();
 }
 

@@ -13,6 +13,10 @@
 
 namespace ks::net {
 
+static_assert(kUnsentReasons == size_t(Unsent::kCount), "ServerStats::unsent_by_reason has one entry per Unsent");
+
+const char* unsent_reason_name(size_t reason) { return reason < kUnsentReasons ? unsent_name(Unsent(reason)) : "?"; }
+
 namespace {
 
 static_assert(kDecodeErrorKinds == size_t(DecodeError::Count), "ServerStats::malformed_by_reason has one entry per DecodeError");
@@ -45,7 +49,7 @@ struct Server::Session {
     SnapshotBuilder builder;
     struct SnapshotMeta {
         uint32_t tick = 0;
-        std::vector<uint16_t> characters;
+        std::vector<UnitKey> units;
     };
     std::array<SnapshotMeta, SentPacketLog::kWindow> snapshot_meta;
     struct Reliable {
@@ -71,6 +75,7 @@ struct Server::Session {
     uint64_t user_id = 0;                // the token's client id (the backend's player id)
     double rx_tokens = 0, rx_last = 0;   // incoming datagram rate (token bucket)
     double reliable_allowance = 0, allowance_last = 0;  // bytes reliable messages may still send now
+    std::array<uint64_t, kUnsentReasons> unsent_counted{};  // the builder's counts already in ServerStats
 };
 
 Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
@@ -503,7 +508,7 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
         if (a.sequence == p.ack) s.rtt_ms = s.rtt_ms == 0 ? sample_ms : 0.9 * s.rtt_ms + 0.1 * sample_ms;
         if ((a.tag & ~kTagMask) == kTagSnapshot) {
             const auto& meta = s.snapshot_meta[a.sequence % SentPacketLog::kWindow];
-            s.builder.on_delivered(meta.tick, meta.characters);
+            s.builder.on_delivered(meta.tick, meta.units);
         } else if ((a.tag & ~kTagMask) == kTagReliable) {
             for (auto& r : s.reliable)
                 if (r.message_id == uint32_t(a.tag & kTagMask)) r.acked = true;
@@ -530,6 +535,18 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
         case MessageType::Viewpoint: {
             const auto* m = p.message<wire::Viewpoint>();  // finite and bounded (checked by decode_packet)
             s.viewpoint = vec3{m->x(), m->y(), m->z()};
+            break;
+        }
+        case MessageType::Resync: {
+            // Only for a character this client was sent, and a tick already streamed: anything
+            // else is a confused or hostile peer (counted, ignored).
+            const auto* m = p.message<wire::Resync>();
+            if (!s.known.count(m->character_id()) || m->tick() > tick_) {
+                ++stats_.unexpected;
+                break;
+            }
+            ++stats_.resyncs;
+            s.builder.resync(m->character_id(), m->first_joint(), m->tick());
             break;
         }
         case MessageType::Disconnect:
@@ -699,6 +716,7 @@ void Server::send_snapshots(uint32_t tick) {
     };
     if (pool_) pool_->parallel_for(ready.size(), build);
     else for (size_t i = 0; i < ready.size(); ++i) build(i);
+    for (Session* s : ready) account_unsent(*s);
     for (size_t i = 0; i < ready.size(); ++i) {
         Session& s = *ready[i];
         for (size_t k = 0; k < parts[i].size(); ++k) {
@@ -706,11 +724,38 @@ void Server::send_snapshots(uint32_t tick) {
             const uint16_t seq = s.next_sequence;
             auto& meta = s.snapshot_meta[seq % SentPacketLog::kWindow];
             meta.tick = tick;
-            meta.characters = part.characters;
+            meta.units = part.units;
             const uint8_t idx = uint8_t(k), count = uint8_t(parts[i].size());
             send(s, [&part, idx, count](const PacketHeader& h) { return build_snapshot(h, part.tick, idx, count, part.data); },
                  kTagSnapshot | seq);
             ++s.snapshots_sent;
+        }
+    }
+}
+
+// What a client's builder could not send: counted by reason, and logged once per character.
+void Server::account_unsent(Session& s) {
+    const BuilderStats& b = s.builder.stats();
+    for (size_t r = 0; r < kUnsentReasons; ++r) {
+        stats_.unsent_by_reason[r] += b.unsent[r] - s.unsent_counted[r];
+        s.unsent_counted[r] = b.unsent[r];
+    }
+    for (const UnsentReport& u : s.builder.take_unsent_reports()) {
+        if (!unsent_logged_.insert({u.character, int(u.why)}).second) continue;
+        const auto log = spdlog::get("server");
+        switch (u.why) {
+            case Unsent::TooLarge:
+                log->warn("character {}: a part of {} joints codes to {} bytes, more than a datagram's {}: not sent", u.character,
+                          u.joints, u.bytes, s.builder.config().max_payload_bytes);
+                break;
+            case Unsent::NoPrecision:
+                log->warn("character {}: no precision plan for its skeleton ({} joints): not sent", u.character, u.joints);
+                break;
+            case Unsent::Starved:
+                log->warn("character {}: a part of {} joints has not fitted a client's budget for over two seconds "
+                          "(raise the bandwidth, or lower the number or size of characters)", u.character, u.joints);
+                break;
+            default: break;
         }
     }
 }

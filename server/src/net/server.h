@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -152,6 +153,7 @@ private:
     void on_session_packet(Session& s, const DecodedPacket& p);
     void queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters);
     void send_snapshots(uint32_t tick);
+    void account_unsent(Session& s);
     vec3 root_metres(const CharacterSnapshot& c) const;
     void send_reliable(Session& s, bool force);
     void send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag);
@@ -189,6 +191,7 @@ private:
     std::vector<CharacterSnapshot> now_;
     std::unique_ptr<WorkerPool> pool_;
     uint32_t tick_ = 0;
+    std::set<std::pair<uint16_t, int>> unsent_logged_;  // (character, Unsent) already logged
     double tick_wall_s_ = 0;
     bool running_ = false;
 };

@@ -23,6 +23,118 @@ const QCharacter* SnapshotHistory::find(uint16_t id, uint32_t tick) const {
     return e.valid && e.tick == tick ? &e.state : nullptr;
 }
 
+const char* unsent_name(Unsent why) {
+    switch (why) {
+        case Unsent::Budget: return "budget";
+        case Unsent::TooLarge: return "too_large";
+        case Unsent::NoPrecision: return "no_precision";
+        case Unsent::Starved: return "starved";
+        case Unsent::kCount: break;
+    }
+    return "?";
+}
+
+struct SnapshotBuilder::Coded {
+    const EncodeCache::Entry* entry = nullptr;  // shared (null: `own`)
+    EncodeCache::Entry own;
+    const EncodeCache::Entry& bytes() const { return entry ? *entry : own; }
+    bool delta = false;
+    uint32_t base_tick = 0;
+    std::shared_ptr<QCharacter> mixed;  // level of detail: what the client will hold
+};
+
+// Codes one unit against the newest state the client acknowledged (or in full).
+SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history,
+                                             const SkeletonPrecision& prec, EncodeCache* cache, int hold_depth) {
+    const CharacterSnapshot& c = *u.c;
+    // What this client holds for a tick: the shared history's state, or the mix it was sent with a
+    // level of detail.
+    bool client_specific = false;
+    auto client_state = [&](uint32_t t) -> const QCharacter* {
+        const Sent& s = pu.sent[t % pu.sent.size()];
+        if (s.valid && s.tick == t && s.held) {
+            client_specific = true;
+            return s.held.get();
+        }
+        return history.find(c.id, t);
+    };
+    auto compatible = [&](const QCharacter* q, const QCharacter& with) {
+        return q && q->epoch == with.epoch && q->joints.size() == with.joints.size();
+    };
+    Coded out;
+    const QCharacter* base = nullptr;
+    if (pu.any_acked && tick > pu.newest_acked && tick - pu.newest_acked <= cfg_.max_baseline_age_ticks) {
+        base = client_state(pu.newest_acked);
+        if (!compatible(base, c.state)) base = nullptr;
+    }
+    CharacterBaseline cb;
+    uint32_t ctx_tick = 0;
+    if (base) {
+        out.delta = true;
+        out.base_tick = pu.newest_acked;
+        cb.state = base;
+        cb.age_s = double(tick - out.base_tick) / cfg_.tick_hz;
+        const Sent& s = pu.sent[out.base_tick % pu.sent.size()];
+        if (s.valid && s.tick == out.base_tick && s.ref != out.base_tick) {
+            const QCharacter* ctx = client_state(s.ref);
+            if (compatible(ctx, *base)) {
+                cb.context = ctx;
+                cb.context_age_s = double(out.base_tick - s.ref) / cfg_.tick_hz;
+                ctx_tick = s.ref;
+            }
+        }
+    }
+    cb.hold_depth = base ? hold_depth : -1;
+    const bool lod = cb.hold_depth >= 0;
+    auto make = [&] {
+        EncodeCache::Entry e;
+        std::vector<uint8_t> chunk;
+        if (lod) out.mixed = std::make_shared<QCharacter>();
+        encode_character(chunk, c.state, base ? &cb : nullptr, prec, u.joints, &e.cost, out.mixed.get());
+        put_varint(e.framed, c.id);
+        e.framed.push_back(uint8_t((base ? (lod ? 2 : 1) : 0) | (u.split ? kModePart : 0)));
+        if (u.split) {
+            put_varint(e.framed, u.joints.first);
+            put_varint(e.framed, u.joints.count);
+        }
+        if (base) {
+            put_varint(e.framed, tick - out.base_tick);
+            put_varint(e.framed, cb.context ? out.base_tick - ctx_tick : 0);
+        }
+        if (lod) put_varint(e.framed, uint32_t(cb.hold_depth));
+        put_varint(e.framed, uint32_t(chunk.size()));
+        e.framed.insert(e.framed.end(), chunk.begin(), chunk.end());
+        e.chunk_bytes = chunk.size();
+        return e;
+    };
+    // Key: the character, the part, and what it is coded against (none, or baseline and context ages).
+    const uint64_t key = uint64_t(c.id) << 48 | uint64_t(std::min<uint32_t>(u.part, 63)) << 41 | uint64_t(base ? 1 : 0) << 40 |
+                         uint64_t(base ? std::min<uint32_t>(tick - out.base_tick, 0xFFFFFu) : 0) << 20 |
+                         uint64_t(cb.context ? std::min<uint32_t>(out.base_tick - ctx_tick, 0xFFFFFu) : 0);
+    // Shared only when the bytes depend on nothing of this client's own (no level of detail,
+    // baseline and context from the shared history).
+    if (cache && !lod && !client_specific) out.entry = &cache->get(tick, key, make);
+    else out.own = make();
+    return out;
+}
+
+void SnapshotBuilder::account(const Candidate& u, bool delta, size_t chunk_bytes, const CodingCost& cost) {
+    ++stats_.characters_sent;
+    if (u.split) ++stats_.parts_sent;
+    const uint64_t bits = uint64_t(chunk_bytes) * 8, joints = u.joints.count;
+    stats_.joint_bits += bits;
+    stats_.joints += joints;
+    CodingCost& total = delta ? stats_.delta_cost : stats_.full_cost;
+    for (int k = 0; k < CodingCost::kCount; ++k) total.bits256[k] += cost.bits256[k];
+    (delta ? stats_.characters_delta : stats_.characters_full)++;
+    (delta ? stats_.delta_joint_bits : stats_.full_joint_bits) += bits;
+    (delta ? stats_.delta_joints : stats_.full_joints) += joints;
+}
+
+void SnapshotBuilder::report(uint16_t character, Unsent why, size_t bytes, size_t joints) {
+    if (reported_.insert({character, int(why)}).second) reports_.push_back({character, why, bytes, joints});
+}
+
 std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const CharacterSnapshot> characters,
                                                  const SnapshotHistory& history, const PrecisionLookup& precision,
                                                  const std::function<float(uint16_t)>& priority, EncodeCache* cache,
@@ -31,98 +143,49 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     const double per_snapshot = cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz);
     double budget = per_snapshot + budget_carry_;
 
-    // Highest accumulated priority first.
-    std::vector<const CharacterSnapshot*> order;
+    // Every unit (a character, or each of its parts), highest accumulated priority first.
+    std::vector<Candidate> order;
     for (const CharacterSnapshot& c : characters) {
-        PerCharacter& pc = chars_[c.id];
-        pc.accumulator += priority ? priority(c.id) : 1.0f;
-        order.push_back(&c);
+        const SkeletonPrecision* prec = precision(c.skeleton);
+        if (prec == nullptr || prec->joints.size() != c.state.joints.size() || c.state.joints.empty()) {
+            ++stats_.unsent[size_t(Unsent::NoPrecision)];
+            report(c.id, Unsent::NoPrecision, 0, c.state.joints.size());
+            continue;
+        }
+        const float p = priority ? priority(c.id) : 1.0f;
+        const std::vector<JointRange> parts = plan_parts(c.state.joints.size());
+        for (uint32_t k = 0; k < parts.size(); ++k) {
+            const UnitKey key = unit_key(c.id, parts[k].first);
+            auto [it, fresh] = units_.try_emplace(key);
+            if (fresh) it->second.waiting_since = tick;
+            it->second.accumulator += p;
+            order.push_back({&c, parts[k], key, k, parts.size() > 1});
+        }
     }
-    std::stable_sort(order.begin(), order.end(), [this](const CharacterSnapshot* a, const CharacterSnapshot* b) {
-        return chars_[a->id].accumulator > chars_[b->id].accumulator;
+    std::stable_sort(order.begin(), order.end(), [this](const Candidate& a, const Candidate& b) {
+        return units_[a.key].accumulator > units_[b.key].accumulator;
     });
 
     std::vector<SnapshotPart> parts;
-    std::vector<uint8_t> chunk;
     int skipped_in_row = 0;
-    // The previous snapshot left most characters out: the budget is far short of carrying
-    // everyone, and a far character's top is worth more than its limbs.
-    const bool pressed = left_out_ * 2 > characters.size();
+    // The previous snapshot left most units out: the budget is far short of carrying everyone,
+    // and a far character's top is worth more than its limbs.
+    const bool pressed = left_out_ * 2 > order.size();
     size_t sent = 0;
-    for (const CharacterSnapshot* c : order) {
-        const SkeletonPrecision* prec = precision(c->skeleton);
-        if (prec == nullptr || prec->joints.size() != c->state.joints.size()) continue;
-        PerCharacter& pc = chars_[c->id];
-        // What this client holds for a tick: the shared history's state, or the mix it was sent
-        // with a level of detail.
-        bool client_specific = false;
-        auto client_state = [&](uint32_t t) -> const QCharacter* {
-            const Sent& s = pc.sent[t % pc.sent.size()];
-            if (s.valid && s.tick == t && s.held) {
-                client_specific = true;
-                return s.held.get();
-            }
-            return history.find(c->id, t);
-        };
-        // Baseline: the newest acknowledged state still in the shared history, same epoch.
-        const QCharacter* base = nullptr;
-        uint32_t base_tick = 0;
-        if (pc.any_acked && tick > pc.newest_acked && tick - pc.newest_acked <= cfg_.max_baseline_age_ticks) {
-            base = client_state(pc.newest_acked);
-            base_tick = pc.newest_acked;
-            if (base && (base->epoch != c->state.epoch || base->joints.size() != c->state.joints.size())) base = nullptr;
-        }
-        CharacterBaseline cb;
-        uint32_t ctx_tick = 0;
-        if (base) {
-            cb.state = base;
-            cb.age_s = double(tick - base_tick) / cfg_.tick_hz;
-            const Sent& s = pc.sent[base_tick % pc.sent.size()];
-            if (s.valid && s.tick == base_tick && s.ref != base_tick) {
-                const QCharacter* ctx = client_state(s.ref);
-                if (ctx && ctx->epoch == base->epoch && ctx->joints.size() == base->joints.size()) {
-                    cb.context = ctx;
-                    cb.context_age_s = double(base_tick - s.ref) / cfg_.tick_hz;
-                    ctx_tick = s.ref;
-                }
-            }
-        }
-        // Level of detail (far characters, with a baseline): only the hierarchy's top is coded.
-        // Only while the budget is far short: with room for most, every joint goes.
-        cb.hold_depth = base && hold_depth && pressed ? hold_depth(c->id) : -1;
-        const bool lod = cb.hold_depth >= 0;
-        std::shared_ptr<QCharacter> mixed;
-        auto make = [&] {
-            EncodeCache::Entry e;
-            chunk.clear();
-            if (lod) mixed = std::make_shared<QCharacter>();
-            encode_character(chunk, c->state, base ? &cb : nullptr, *prec, &e.cost, mixed.get());
-            put_varint(e.framed, c->id);
-            e.framed.push_back(base ? (lod ? 2 : 1) : 0);
-            if (base) {
-                put_varint(e.framed, tick - base_tick);
-                put_varint(e.framed, cb.context ? base_tick - ctx_tick : 0);
-            }
-            if (lod) put_varint(e.framed, uint32_t(cb.hold_depth));
-            put_varint(e.framed, uint32_t(chunk.size()));
-            e.framed.insert(e.framed.end(), chunk.begin(), chunk.end());
-            e.chunk_bytes = chunk.size();
-            return e;
-        };
-        EncodeCache::Entry own;
-        // Key: the character and what it is coded against (none, or baseline and context ages).
-        const uint64_t key = uint64_t(c->id) << 48 | uint64_t(base ? 1 : 0) << 47 |
-                             uint64_t(base ? std::min<uint32_t>(tick - base_tick, 0xFFFFFu) : 0) << 20 |
-                             uint64_t(cb.context ? std::min<uint32_t>(base_tick - ctx_tick, 0xFFFFFu) : 0);
-        // Shared only when the bytes depend on nothing of this client's own (no level of detail,
-        // baseline and context from the shared history).
-        const EncodeCache::Entry& coded = cache && !lod && !client_specific ? cache->get(tick, key, make) : (own = make());
-        const std::vector<uint8_t>& framed = coded.framed;
-        const CodingCost& cost = coded.cost;
-
+    for (const Candidate& u : order) {
+        PerUnit& pu = units_[u.key];
+        const SkeletonPrecision& prec = *precision(u.c->skeleton);
+        const int hold = hold_depth && pressed ? hold_depth(u.c->id) : -1;
+        const Coded coded = code(tick, u, pu, history, prec, cache, hold);
+        const std::vector<uint8_t>& framed = coded.bytes().framed;
         // Header bytes of a new datagram: format + count (<= 2 varint bytes).
         const size_t header = 1 + 2;
-        if (framed.size() + header > cfg_.max_payload_bytes || double(framed.size()) > budget) {
+        if (framed.size() + header > cfg_.max_payload_bytes) {
+            ++stats_.unsent[size_t(Unsent::TooLarge)];
+            report(u.c->id, Unsent::TooLarge, framed.size(), u.joints.count);
+            continue;
+        }
+        if (double(framed.size()) > budget) {
             ++stats_.characters_skipped;
             // Stays unsent; its accumulator keeps growing. Once a few in a row do not fit, the
             // budget is spent: the rest are not coded at all (with hundreds of characters, coding
@@ -136,32 +199,33 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         }
         SnapshotPart& part = parts.back();
         part.data.insert(part.data.end(), framed.begin(), framed.end());
-        part.characters.push_back(c->id);
+        part.units.push_back(u.key);
         budget -= double(framed.size());
 
-        Sent& s = pc.sent[tick % pc.sent.size()];
-        s = {tick, base ? base_tick : tick, true, false, lod ? std::shared_ptr<const QCharacter>(mixed) : nullptr};
-        pc.accumulator = 0.0f;
-        ++stats_.characters_sent;
+        Sent& s = pu.sent[tick % pu.sent.size()];
+        s = {tick, coded.delta ? coded.base_tick : tick, true, false, coded.mixed};
+        pu.accumulator = 0.0f;
+        pu.waiting_since = tick;
+        pu.starved = false;
         ++sent;
-        const uint64_t bits = uint64_t(coded.chunk_bytes) * 8, joints = c->state.joints.size();
-        stats_.joint_bits += bits;
-        stats_.joints += joints;
-        CodingCost& total = base ? stats_.delta_cost : stats_.full_cost;
-        for (int k = 0; k < CodingCost::kCount; ++k) total.bits256[k] += cost.bits256[k];
-        if (base) {
-            ++stats_.characters_delta;
-            stats_.delta_joint_bits += bits;
-            stats_.delta_joints += joints;
-        } else {
-            ++stats_.characters_full;
-            stats_.full_joint_bits += bits;
-            stats_.full_joints += joints;
+        account(u, coded.delta, coded.bytes().chunk_bytes, coded.bytes().cost);
+    }
+    // What was left: for this snapshot's budget, and for over two seconds (reported once).
+    const uint32_t starve_ticks = uint32_t(2.0f * cfg_.tick_hz);
+    for (const Candidate& u : order) {
+        PerUnit& pu = units_[u.key];
+        const Sent& s = pu.sent[tick % pu.sent.size()];
+        if (s.valid && s.tick == tick) continue;
+        ++stats_.unsent[size_t(Unsent::Budget)];
+        if (!pu.starved && tick - pu.waiting_since > starve_ticks) {
+            pu.starved = true;
+            ++stats_.unsent[size_t(Unsent::Starved)];
+            report(u.c->id, Unsent::Starved, 0, u.joints.count);
         }
     }
     // Patch each datagram's character count (2-byte varint slot, always two bytes).
     for (SnapshotPart& p : parts) {
-        const uint32_t n = uint32_t(p.characters.size());
+        const uint32_t n = uint32_t(p.units.size());
         p.data[1] = uint8_t((n & 0x7F) | 0x80);
         p.data[2] = uint8_t(n >> 7);
         stats_.payload_bytes += p.data.size();
@@ -197,19 +261,42 @@ const EncodeCache::Entry& EncodeCache::get(uint32_t tick, uint64_t key, const st
     return *it->second;
 }
 
-void SnapshotBuilder::on_delivered(uint32_t tick, std::span<const uint16_t> characters) {
-    for (uint16_t id : characters) {
-        auto it = chars_.find(id);
-        if (it == chars_.end()) continue;
-        PerCharacter& pc = it->second;
-        Sent& s = pc.sent[tick % pc.sent.size()];
+void SnapshotBuilder::on_delivered(uint32_t tick, std::span<const UnitKey> units) {
+    for (UnitKey key : units) {
+        auto it = units_.find(key);
+        if (it == units_.end()) continue;
+        PerUnit& pu = it->second;
+        if (pu.any_void && tick <= pu.void_through) continue;  // the client said it does not hold it
+        Sent& s = pu.sent[tick % pu.sent.size()];
         if (!s.valid || s.tick != tick) continue;  // too old, or never sent
         s.acked = true;
-        if (!pc.any_acked || tick > pc.newest_acked) {
-            pc.newest_acked = tick;
-            pc.any_acked = true;
+        if (!pu.any_acked || tick > pu.newest_acked) {
+            pu.newest_acked = tick;
+            pu.any_acked = true;
         }
     }
+}
+
+void SnapshotBuilder::resync(uint16_t character, uint32_t first_joint, uint32_t tick) {
+    for (auto& [key, pu] : units_) {
+        if (unit_character(key) != character || (first_joint != kAllJoints && unit_first_joint(key) != first_joint)) continue;
+        ++stats_.resyncs;
+        if (!pu.any_void || tick > pu.void_through) pu.void_through = tick;
+        pu.any_void = true;
+        // The newest acknowledgement after the voided ones, if any.
+        pu.any_acked = false;
+        for (Sent& s : pu.sent) {
+            if (s.valid && s.acked && s.tick <= pu.void_through) s.acked = false;
+            if (s.valid && s.acked && (!pu.any_acked || s.tick > pu.newest_acked)) {
+                pu.newest_acked = s.tick;
+                pu.any_acked = true;
+            }
+        }
+    }
+}
+
+void SnapshotBuilder::forget(uint16_t id) {
+    for (auto it = units_.begin(); it != units_.end();) it = unit_character(it->first) == id ? units_.erase(it) : std::next(it);
 }
 
 }  // namespace ks

@@ -8,7 +8,9 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <set>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/src/codec/snapshot_codec.h"
@@ -41,19 +43,45 @@ struct BuilderConfig {
     uint32_t max_baseline_age_ticks = 120;
 };
 
+// What the builder tracks, sends and hears acknowledged: one character, or one part of a character
+// too large for one datagram, named by the character and the part's first joint.
+using UnitKey = uint32_t;
+constexpr UnitKey unit_key(uint16_t character, uint32_t first_joint) { return UnitKey(character) << 16 | (first_joint & 0xFFFFu); }
+constexpr uint16_t unit_character(UnitKey k) { return uint16_t(k >> 16); }
+constexpr uint32_t unit_first_joint(UnitKey k) { return k & 0xFFFFu; }
+constexpr uint32_t kAllJoints = 0xFFFFu;  // resync(): every part of the character
+
 struct SnapshotPart {
     uint32_t tick = 0;
     std::vector<uint8_t> data;
-    std::vector<uint16_t> characters;
+    std::vector<UnitKey> units;  // what this datagram carries
 };
+
+// Why a character (or a part of one) was not sent.
+enum class Unsent { Budget, TooLarge, NoPrecision, Starved, kCount };
+const char* unsent_name(Unsent why);
 
 struct BuilderStats {
     uint64_t characters_sent = 0, characters_full = 0, characters_delta = 0, characters_skipped = 0;
+    uint64_t parts_sent = 0;                         // entries that were one part of a larger character
     uint64_t joint_bits = 0, joints = 0;             // coded character bytes x 8, and joints coded
     uint64_t delta_joint_bits = 0, delta_joints = 0;
     uint64_t full_joint_bits = 0, full_joints = 0;
     uint64_t payload_bytes = 0, datagrams = 0;
+    uint64_t resyncs = 0;                            // full updates the client asked for
+    // Entries not sent, by reason (Budget: left for a later snapshot; Starved: a part not sent for
+    // over two seconds, counted once each time it happens).
+    uint64_t unsent[size_t(Unsent::kCount)] = {};
     CodingCost delta_cost, full_cost;  // where the coded bits went (flags, angular, rotation, position)
+};
+
+// A character that could not be sent for a reason other than this snapshot's budget, reported
+// once per character and reason (the server logs it).
+struct UnsentReport {
+    uint16_t character;
+    Unsent why;
+    size_t bytes;   // TooLarge: the entry's size
+    size_t joints;
 };
 
 // The character encodings of one tick, shared by every client's builder: a character coded
@@ -82,22 +110,28 @@ private:
 class SnapshotBuilder {
 public:
     explicit SnapshotBuilder(BuilderConfig cfg = {}) : cfg_(cfg) {}
-    // Builds this snapshot's datagram payloads. Characters that do not fit the budget are skipped
-    // and rise in priority; `priority(id)` (default 1) scales how fast. `hold_depth(id)` >= 0
+    // Builds this snapshot's datagram payloads. A character of more than kMaxPartJoints joints goes
+    // as parts (plan_parts), each with its own baseline, acknowledgement and priority. Parts that
+    // do not fit the budget are skipped and rise in priority; `priority(id)` (default 1) scales how fast. `hold_depth(id)` >= 0
     // codes that character (when it has a baseline, and only while the previous snapshot had to
     // leave most characters out) with a level of detail: deeper joints keep what the client has.
     std::vector<SnapshotPart> build(uint32_t tick, std::span<const CharacterSnapshot> characters,
                                     const SnapshotHistory& history, const PrecisionLookup& precision,
                                     const std::function<float(uint16_t)>& priority = {}, EncodeCache* cache = nullptr,
                                     const std::function<int(uint16_t)>& hold_depth = {});
-    // The client received these characters of `tick` (its packet was acknowledged).
-    void on_delivered(uint32_t tick, std::span<const uint16_t> characters);
+    // The client received these units of `tick` (its packet was acknowledged).
+    void on_delivered(uint32_t tick, std::span<const UnitKey> units);
+    // The client does not hold the part starting at `first_joint` (kAllJoints: every part) of a
+    // character as of `tick`: its acknowledgements up to then are void, so its next update is full.
+    void resync(uint16_t character, uint32_t first_joint, uint32_t tick);
     // Other traffic to this client (reliable messages) used `bytes` of its budget: the next
     // snapshots get that much less (at most two snapshots' worth is owed).
     void charge(size_t bytes);
     // Forget a character (e.g. removed from the game).
-    void forget(uint16_t id) { chars_.erase(id); }
+    void forget(uint16_t id);
     const BuilderStats& stats() const { return stats_; }
+    // Characters newly found unsendable (taken).
+    std::vector<UnsentReport> take_unsent_reports() { return std::exchange(reports_, {}); }
     const BuilderConfig& config() const { return cfg_; }
 
 private:
@@ -108,17 +142,36 @@ private:
         bool acked = false;
         std::shared_ptr<const QCharacter> held;  // sent with a level of detail: the mix the client holds
     };
-    struct PerCharacter {
+    struct PerUnit {
         std::vector<Sent> sent = std::vector<Sent>(256);
         float accumulator = 0.0f;
         uint32_t newest_acked = 0;
         bool any_acked = false;
+        uint32_t void_through = 0;  // acknowledgements of ticks up to this are void (resync)
+        bool any_void = false;
+        uint32_t waiting_since = 0;  // tick it was last sent (or first seen)
+        bool starved = false;
     };
+    struct Candidate {
+        const CharacterSnapshot* c;
+        JointRange joints;
+        UnitKey key;
+        uint32_t part;
+        bool split;
+    };
+    struct Coded;
+    Coded code(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history, const SkeletonPrecision& prec,
+               EncodeCache* cache, int hold_depth);
+    void account(const Candidate& u, bool delta, size_t chunk_bytes, const CodingCost& cost);
+    void report(uint16_t character, Unsent why, size_t bytes, size_t joints);
+
     BuilderConfig cfg_;
-    std::unordered_map<uint16_t, PerCharacter> chars_;
+    std::unordered_map<UnitKey, PerUnit> units_;
     BuilderStats stats_;
     double budget_carry_ = 0.0;
-    size_t left_out_ = 0;  // characters the previous build could not send
+    size_t left_out_ = 0;  // units the previous build could not send
+    std::vector<UnsentReport> reports_;
+    std::set<std::pair<uint16_t, int>> reported_;
 };
 
 }  // namespace ks

@@ -13,9 +13,12 @@ enum class ConnectionState { Idle, Connecting, Challenged, Connected, Disconnect
 
 struct ClientSessionStats {
     uint64_t datagrams_in = 0, bytes_in = 0, datagrams_out = 0, bytes_out = 0;
-    uint64_t malformed = 0, snapshot_errors = 0, unexpected = 0;
+    uint64_t malformed = 0, unexpected = 0;
+    uint64_t snapshot_errors = 0;  // snapshot datagrams whose framing is unreadable (dropped whole)
     uint64_t forged = 0, replayed = 0, unauthenticated = 0;  // with a token: dropped datagrams
-    uint64_t snapshot_datagrams = 0, characters_decoded = 0;
+    uint64_t snapshot_datagrams = 0, characters_decoded = 0;  // entries: whole characters or parts
+    uint64_t entries_refused = 0;  // snapshot entries refused alone (check, baseline, skeleton unknown)
+    uint64_t resyncs_sent = 0;     // full updates of a character's part asked for after a refusal
     uint64_t snapshots_received = 0;  // distinct ticks with at least one character
     uint64_t snapshots_lost = 0;      // snapshot ticks skipped between received ones and not arrived since
     uint64_t snapshots_late = 0;      // arrived after a newer one (reordered), not lost

@@ -25,6 +25,9 @@ namespace net {
 
 constexpr size_t kDecodeErrorKinds = 17;  // the reasons a datagram fails to decode (DecodeError)
 
+constexpr size_t kUnsentReasons = 4;
+const char* unsent_reason_name(size_t reason);  // "budget", "too_large", "no_precision", "starved"
+
 struct ServerStats {
     uint64_t datagrams_in = 0, datagrams_out = 0, bytes_in = 0, bytes_out = 0;
     uint64_t send_failures = 0;  // the socket refused a datagram (buffer full): dropped
@@ -39,6 +42,12 @@ struct ServerStats {
     uint64_t rate_limited = 0;     // over the per-address handshake or per-session datagram rate
     uint64_t connects = 0, disconnects = 0, timeouts = 0;
     uint64_t stalled = 0;     // dropped for not acknowledging reliable messages
+    uint64_t resyncs = 0;     // full updates of one character (or part) a client asked for
+    // Snapshot entries (a character, or a part of a large one) not sent, summed over clients, by
+    // reason: [0] budget (left for a later snapshot), [1] too large for a datagram even alone,
+    // [2] no precision plan (skeleton unknown or of another joint count), [3] starved (a part not
+    // sent for over two seconds; counted once each time). Reasons 1-3 are logged once per character.
+    std::array<uint64_t, kUnsentReasons> unsent_by_reason{};
     uint64_t ticks = 0;
 };
 
