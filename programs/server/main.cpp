@@ -101,6 +101,8 @@ int main(int argc, char** argv) {
     app.add_option("--clips", clips, "BVH files or folders to play (default: the built-in procedural motion)");
     app.add_flag("--keep-first-frame", lo.keep_first_frame,
                  "keep a leading T-pose/rest frame (by default it is dropped when frame 0 differs from frame 1 by more than 0.5 rad and 5x the clip's usual frame-to-frame change)");
+    app.add_option("--rig", lo.rig, "grow every clip's body into a test rig: game (about 250 joints: fingers, twists, a face) or stress (1,000 joints)")
+        ->check(CLI::IsMember({"game", "stress"}));
     app.add_option("--units", lo.metres_per_unit, "metres per BVH unit for every clip (default: detected per file)");
     app.add_option("--transition", transition, "how clip switches blend: deadblend or inertialize")
         ->capture_default_str()->check(CLI::IsMember({"deadblend", "inertialize"}));
@@ -211,7 +213,7 @@ int main(int argc, char** argv) {
 
     std::unique_ptr<ClipLibrary> lib;
     try {
-        lib = std::make_unique<ClipLibrary>(clips.empty() ? builtin_clip_library() : load_clip_library(clips, lo));
+        lib = std::make_unique<ClipLibrary>(clips.empty() ? builtin_clip_library(lo.rig) : load_clip_library(clips, lo));
     } catch (const std::exception& e) {
         log->error("cannot load clips: {}", e.what());
         return 1;

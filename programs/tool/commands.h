@@ -7,4 +7,5 @@ void add_dynamics_command(CLI::App& app);  // cmd_dynamics.cpp
 void add_info_command(CLI::App& app);      // cmd_info.cpp
 void add_loop_command(CLI::App& app);      // cmd_loop.cpp
 void add_filmstrip_command(CLI::App& app); // cmd_filmstrip.cpp
+void add_codec_command(CLI::App& app);     // cmd_codec.cpp
 }  // namespace ks::tool

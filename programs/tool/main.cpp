@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
     ks::tool::add_info_command(app);
     ks::tool::add_loop_command(app);
     ks::tool::add_filmstrip_command(app);
+    ks::tool::add_codec_command(app);
     ks::tool::add_dynamics_command(app);
     ks::cli::add_version_flag(app, "kinesync-tool", KS_VERSION);
     // Subcommands run inside the parse: an option error exits 2, a failure while running 1.

@@ -44,6 +44,8 @@ struct LinkSim {
 
 struct SimResult {
     uint64_t decoded = 0, errors = 0, mismatches = 0;
+    uint64_t snapshots = 0, payload_bytes = 0;  // snapshot payloads as sent (every datagram, before loss)
+    double payload_bits_per_joint = 0;          // payload bits / (joints of every character x snapshots)
     double delta_bits_per_joint = 0, full_bits_per_joint = 0, all_bits_per_joint = 0;
     double delta_rotang_bits_per_joint = 0;  // rotation + angular velocity + per-joint flags
     double bytes_per_s = 0;
@@ -85,8 +87,10 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
             now.push_back({uint16_t(k), uint16_t(k), quantize_character(originals.back(), c.skeleton, precs[k], 0)});
         }
         history.add(tick, now);
+        ++r.snapshots;
         for (const SnapshotPart& part : builder.build(tick, now, history, lookup)) {
             r.max_datagram = std::max(r.max_datagram, part.data.size());
+            r.payload_bytes += part.data.size();
             bytes += part.data.size() + 28 + net::kSnapshotHeaderBytes;  // IP/UDP header and the envelope
             if (u(rng) < link.loss) continue;
             std::vector<DecodedCharacter> out;
@@ -97,8 +101,12 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
             }
             for (const DecodedCharacter& d : out) {
                 ++r.decoded;
-                if (!(*d.state == now[d.id].state)) ++r.mismatches;
-                fk_errors(*clips[d.id], originals[d.id], *d.state, precs[d.id], r.fk_err_cm);
+                const auto& got = d.state->joints;
+                const auto& want = now[d.id].state.joints;
+                if (!std::equal(got.begin() + d.joints.first, got.begin() + d.joints.end(), want.begin() + d.joints.first)) ++r.mismatches;
+                // FK needs every joint: measured once the tick's last part is in.
+                if (d.joints.end() == got.size() && decoder.find(d.id, tick, all_joints(precs[d.id])))
+                    fk_errors(*clips[d.id], originals[d.id], *d.state, precs[d.id], r.fk_err_cm);
             }
             if (u(rng) < link.ack_loss) continue;
             const int copies = u(rng) < link.ack_dup ? 2 : 1;
@@ -116,6 +124,9 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
         r.delta_rotang_bits_per_joint = (st.delta_cost.bits(CodingCost::kFlags) + st.delta_cost.bits(CodingCost::kAngular) +
                                          st.delta_cost.bits(CodingCost::kRotation)) / double(st.delta_joints);
     r.bytes_per_s = double(bytes) / seconds;
+    size_t joints = 0;
+    for (const Clip* c : clips) joints += size_t(c->joints());
+    r.payload_bits_per_joint = 8.0 * double(r.payload_bytes) / double(std::max<uint64_t>(1, r.snapshots * joints));
     return r;
 }
 

@@ -8,6 +8,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <functional>
 #include <thread>
 #include <spdlog/spdlog.h>
 
@@ -38,8 +39,10 @@ struct ServerHarness {
     std::atomic<bool> stopping{false};
     net::ServerStats final_stats;
 
-    ServerHarness(WorldConfig wc, StreamServerConfig sc, const std::string& record_path = {}, uint16_t port = 0)
-        : lib(builtin_clip_library()) {
+    // rig: "" (the built-in body), "game" or "stress" (kinesync/offline/game_rig.h).
+    ServerHarness(WorldConfig wc, StreamServerConfig sc, const std::string& record_path = {}, uint16_t port = 0,
+                  const std::string& rig = {})
+        : lib(builtin_clip_library(rig)) {
         quiet_server_logger();
         world = std::make_unique<World>(lib, wc);
         sc.port = port;
@@ -78,6 +81,8 @@ struct UdpClient {
     asio::ip::udp::endpoint server;
     ClientSession session;
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    // Optional: sees each arriving datagram first; may change it, or return false to lose it.
+    std::function<bool(std::vector<uint8_t>&)> inbound;
 
     explicit UdpClient(uint16_t port, ClientSessionConfig cfg = {}) : session(cfg) {
         socket.open(asio::ip::udp::v4());
@@ -102,6 +107,11 @@ struct UdpClient {
             asio::error_code ec;
             const size_t n = socket.receive_from(asio::buffer(buf), from, 0, ec);
             if (ec) break;
+            if (inbound) {
+                std::vector<uint8_t> d(buf.begin(), buf.begin() + std::ptrdiff_t(n));
+                if (inbound(d)) session.on_datagram(d, now());
+                continue;
+            }
             session.on_datagram(std::span<const uint8_t>(buf.data(), n), now());
         }
         session.update(now());

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <kinesync/offline/builtin_motion.h>
+#include <kinesync/offline/game_rig.h>
 #include <kinesync/common/anim/root_motion.h>
 #include <kinesync/offline/bvh.h>
 #include "common/src/net/protocol.h"
@@ -110,7 +111,8 @@ ClipLibrary load_clip_library(const std::vector<std::string>& paths, const ClipL
         if (f.rfind("builtin:", 0) == 0) {
             ClipLoadOptions bo = opts;
             bo.keep_first_frame = true;  // procedural: no reference frame
-            add_clip(lib, builtin_clip(f.substr(8), 60.0f), bo);  // throws naming an unknown motion
+            Clip clip = builtin_clip(f.substr(8), 60.0f);  // throws naming an unknown motion
+            add_clip(lib, opts.rig.empty() ? std::move(clip) : make_rig(opts.rig, clip), bo);
             continue;
         }
         BvhOptions bo;
@@ -121,16 +123,23 @@ ClipLibrary load_clip_library(const std::vector<std::string>& paths, const ClipL
         if (clip.joints() > net::kMaxJoints)
             throw std::runtime_error(f + ": " + std::to_string(clip.joints()) + " joints, more than the " +
                                      std::to_string(net::kMaxJoints) + " a skeleton may have on the wire");
+        if (!opts.rig.empty()) {
+            try {
+                clip = make_rig(opts.rig, clip);
+            } catch (const std::invalid_argument& e) {
+                throw std::runtime_error(f + ": " + e.what());
+            }
+        }
         add_clip(lib, std::move(clip), opts);
     }
     return lib;
 }
 
-ClipLibrary builtin_clip_library() {
+ClipLibrary builtin_clip_library(const std::string& rig) {
     ClipLibrary lib;
     ClipLoadOptions opts;
     opts.keep_first_frame = true;
-    for (Clip& c : builtin_clips(60.0f)) add_clip(lib, std::move(c), opts);
+    for (Clip& c : builtin_clips(60.0f)) add_clip(lib, rig.empty() ? std::move(c) : make_rig(rig, c), opts);
     lib.skeleton_names[0] = "builtin";
     return lib;
 }

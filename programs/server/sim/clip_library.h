@@ -45,6 +45,8 @@ struct ClipLoadOptions {
     bool keep_first_frame = false;
     float metres_per_unit = 0.0f;  // 0: detect per file
     LoopOptions loop;              // default: cubic, root accumulate
+    std::string rig;               // "game" or "stress": every clip's body grown into that test rig
+                                   // (kinesync/offline/game_rig.h); "": as loaded
 };
 
 
@@ -53,7 +55,7 @@ struct ClipLoadOptions {
 // std::runtime_error naming the file (and line) for unreadable or malformed clips, an unknown
 // built-in motion, or when nothing was found.
 ClipLibrary load_clip_library(const std::vector<std::string>& paths, const ClipLoadOptions& opts = {});
-// The built-in procedural clips on the built-in skeleton.
-ClipLibrary builtin_clip_library();
+// The built-in procedural clips on the built-in skeleton (grown into a test rig if `rig` is set).
+ClipLibrary builtin_clip_library(const std::string& rig = "");
 
 }  // namespace ks

@@ -1,0 +1,126 @@
+// kinesync-tool codec [CLIPS...]: the codec's figures per clip, counted from the snapshot payload
+// bytes the server's builder emits: 30 Hz snapshots (60 Hz ticks), 1 % loss both ways, 100 ms
+// round trip, 20 s per clip played in place, each clip alone on its link. Bits per joint divide
+// the payload (framing included, envelope excluded) by joints x snapshots; per moving joint by the
+// joints whose local pose changes anywhere in the clip. FK error: every joint's world position
+// decoded vs the original, cm. With --rigs, also the game and stress rigs (kinesync/offline/
+// game_rig.h) grown from the walk clip.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <kinesync/offline/game_rig.h>
+#include <kinesync/offline/looping.h>
+#include "programs/tool/commands.h"
+#include "programs/tool/load_clip.h"
+#include "tests/support/codec_sim.h"
+#include "tests/support/mocap.h"
+
+namespace ks::tool {
+
+namespace {
+
+struct Row {
+    std::string name;
+    int joints = 0, moving = 0;
+    double bits = 0, bits_moving = 0, fk_mean = 0, fk_p99 = 0, fk_max = 0, kbytes_per_s = 0;
+    uint64_t mismatches = 0;
+};
+
+int moving_joints(const Clip& c) {
+    int n = 0;
+    for (int j = 0; j < c.joints(); ++j)
+        for (int f = 1; f < c.frames; ++f)
+            if (std::fabs(quat_dot(c.rot(f, j), c.rot(0, j))) < 1.0f - 1e-7f || length(c.pos(f, j) - c.pos(0, j)) > 1e-6f) {
+                ++n;
+                break;
+            }
+    return n;
+}
+
+Row measure(const std::string& name, const Clip& raw) {
+    LoopOptions lo;
+    lo.root = RootMode::Fix;  // in place: the figures are about the joints, not root travel
+    const Clip c = make_loop(raw, lo);
+    const test::SimResult r = test::simulate({&c}, 20.0, 30.0f, test::LinkSim{0.01f, 0.01f, 0.0f, 6, 2, 9});
+    Row row{name, c.joints(), moving_joints(c)};
+    row.bits = r.payload_bits_per_joint;
+    row.bits_moving = r.payload_bits_per_joint * double(c.joints()) / double(std::max(1, row.moving));
+    std::vector<double> e = r.fk_err_cm;
+    std::sort(e.begin(), e.end());
+    for (double x : e) row.fk_mean += x / double(e.size());
+    if (!e.empty()) {
+        row.fk_p99 = e[size_t(0.99 * double(e.size()))];
+        row.fk_max = e.back();
+    }
+    row.kbytes_per_s = r.bytes_per_s / 1000.0;
+    row.mismatches = r.mismatches;
+    return row;
+}
+
+void print(const std::vector<Row>& rows) {
+    std::printf("%-42s %6s %6s %9s %11s %8s %8s %8s %8s\n", "clip", "joints", "moving", "bits/jt", "bits/moving", "FK mean", "FK p99",
+                "FK max", "kB/s");
+    for (const Row& r : rows)
+        std::printf("%-42s %6d %6d %9.2f %11.2f %8.3f %8.3f %8.3f %8.2f%s\n", r.name.c_str(), r.joints, r.moving, r.bits, r.bits_moving,
+                    r.fk_mean, r.fk_p99, r.fk_max, r.kbytes_per_s, r.mismatches ? "  (decoded states differ!)" : "");
+    std::printf("(bits per joint per snapshot from the payload bytes sent; FK error in cm; kB/s with IP/UDP headers and envelopes)\n");
+}
+
+void write_json(const std::string& path, const std::vector<Row>& rows) {
+    std::ofstream f(path);
+    if (!f) throw std::runtime_error(path + ": cannot write");
+    f << "[\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        f << "  {\"clip\": \"" << r.name << "\", \"joints\": " << r.joints << ", \"moving_joints\": " << r.moving
+          << ", \"bits_per_joint\": " << r.bits << ", \"bits_per_moving_joint\": " << r.bits_moving << ", \"fk_mean_cm\": " << r.fk_mean
+          << ", \"fk_p99_cm\": " << r.fk_p99 << ", \"fk_max_cm\": " << r.fk_max << ", \"kbytes_per_s\": " << r.kbytes_per_s
+          << ", \"mismatches\": " << r.mismatches << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+    }
+    f << "]\n";
+}
+
+}  // namespace
+
+void add_codec_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand("codec", "The codec's bits per joint and FK error per clip (30 Hz, 1% loss, 100 ms round trip)");
+    static std::vector<std::string> clips;
+    static std::string json;
+    static bool rigs = false;
+    cmd->add_option("CLIPS", clips, "BVH files or folders, or builtin:NAME (default: every clip in the shared mocap folder)");
+    cmd->add_flag("--rigs", rigs, "also the game (250 joints) and stress (1,000 joints) rigs grown from the walk clip");
+    cmd->add_option("--json", json, "also write the rows as JSON here");
+    cmd->callback([] {
+        std::vector<std::string> files;
+        for (const std::string& c : clips.empty() ? std::vector<std::string>{test::mocap_dir()} : clips) {
+            if (!std::filesystem::is_directory(c)) {
+                files.push_back(c);
+                continue;
+            }
+            for (const auto& e : std::filesystem::directory_iterator(c))
+                if (e.path().extension() == ".bvh") files.push_back(e.path().string());
+        }
+        std::sort(files.begin(), files.end());
+        BvhOptions bo;
+        bo.skip_frames = 1;  // the CMU files' leading T-pose
+        std::vector<Row> rows;
+        Clip walk = builtin_clip("walk");
+        for (const std::string& f : files) {
+            const Clip c = load_clip_arg(f, bo).clip;
+            if (f.find("walk") != std::string::npos) walk = c;
+            rows.push_back(measure(std::filesystem::path(f).filename().string(), c));
+        }
+        if (rigs) {
+            rows.push_back(measure("game rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_game_rig(walk)));
+            rows.push_back(measure("stress rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_stress_rig(walk)));
+        }
+        print(rows);
+        if (!json.empty()) write_json(json, rows);
+    });
+}
+
+}  // namespace ks::tool

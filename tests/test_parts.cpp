@@ -1,0 +1,276 @@
+// Characters larger than one datagram: the part plan, parts coded and acknowledged on their own
+// (a lost part costs only its joints), one refused entry leaves the others of its datagram
+// applied, a resync brings one part back in full, and the client's assembly of whole poses.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include <kinesync/offline/builtin_motion.h>
+#include <kinesync/offline/game_rig.h>
+#include "client/src/character_assembly.h"
+#include "common/src/codec/snapshot_codec.h"
+#include "server/src/net/snapshot_builder.h"
+#include "tests/support/codec_sim.h"
+
+using namespace ks;
+
+namespace {
+
+// One server-side character stream: a clip played in place, quantized per snapshot tick.
+struct Stream {
+    Clip clip;
+    SkeletonPrecision prec;
+    SnapshotHistory history;
+    SnapshotBuilder builder;
+    SnapshotDecoder decoder{60.0f};
+    PrecisionLookup lookup;
+    std::vector<CharacterSnapshot> now;
+
+    Stream(Clip c, int characters, BuilderConfig bc = {}) : clip(std::move(c)), prec(plan_precision(clip.skeleton, clip.metres_per_unit)), builder(bc) {
+        lookup = [this](uint16_t) { return &prec; };
+        now.resize(size_t(characters));
+    }
+    std::vector<SnapshotPart> tick(uint32_t t) {
+        for (size_t k = 0; k < now.size(); ++k) {
+            const Pose p = test::sample_pose(clip, double(t) / 60.0 + 0.3 * double(k), Wrap::Loop);
+            now[k] = {uint16_t(k), 0, quantize_character(p, clip.skeleton, prec, 0)};
+        }
+        history.add(t, now);
+        return builder.build(t, now, history, lookup);
+    }
+    SnapshotError decode(const SnapshotPart& p, std::vector<DecodedCharacter>& out, std::vector<RefusedCharacter>* refused = nullptr) {
+        return decoder.decode(p.tick, p.data, [](uint16_t) { return 0; }, lookup, out, refused);
+    }
+};
+
+// Entry modes of a payload (id -> mode byte), read with the payload's own framing.
+std::vector<std::pair<uint16_t, uint32_t>> entry_modes(const std::vector<uint8_t>& data) {
+    std::vector<std::pair<uint16_t, uint32_t>> out;
+    size_t pos = 1;
+    uint32_t count = 0, v = 0;
+    get_varint(data, pos, count);
+    for (uint32_t i = 0; i < count; ++i) {
+        uint32_t id = 0;
+        get_varint(data, pos, id);
+        const uint32_t mode = data[pos++];
+        if (mode & kModePart) get_varint(data, pos, v), get_varint(data, pos, v);
+        if ((mode & kModeMask) >= 1) get_varint(data, pos, v), get_varint(data, pos, v);
+        if ((mode & kModeMask) == 2) get_varint(data, pos, v);
+        uint32_t len = 0;
+        get_varint(data, pos, len);
+        out.push_back({uint16_t(id), mode});
+        pos += len;
+    }
+    return out;
+}
+
+// Where entry `index`'s coded bytes start and how many there are.
+std::pair<size_t, size_t> entry_bytes(const std::vector<uint8_t>& data, uint32_t index) {
+    size_t pos = 1;
+    uint32_t count = 0, v = 0;
+    get_varint(data, pos, count);
+    for (uint32_t i = 0;; ++i) {
+        get_varint(data, pos, v);
+        const uint32_t mode = data[pos++];
+        if (mode & kModePart) get_varint(data, pos, v), get_varint(data, pos, v);
+        if ((mode & kModeMask) >= 1) get_varint(data, pos, v), get_varint(data, pos, v);
+        if ((mode & kModeMask) == 2) get_varint(data, pos, v);
+        uint32_t len = 0;
+        get_varint(data, pos, len);
+        if (i == index) return {pos, len};
+        pos += len;
+    }
+}
+
+}  // namespace
+
+TEST(Parts, PlanCoversEveryJointOnceInPartsOfAtMostTheLimit) {
+    EXPECT_EQ(plan_parts(31).size(), 1u);
+    EXPECT_EQ(plan_parts(kMaxPartJoints).size(), 1u);
+    for (size_t n : {size_t(kMaxPartJoints) + 1, size_t(250), size_t(1000), size_t(1024)}) {
+        const std::vector<JointRange> parts = plan_parts(n);
+        EXPECT_EQ(parts.size(), (n + kMaxPartJoints - 1) / kMaxPartJoints) << n;
+        uint32_t next = 0;
+        for (const JointRange& r : parts) {
+            EXPECT_EQ(r.first, next);
+            EXPECT_GE(r.count, 1u);
+            EXPECT_LE(r.count, kMaxPartJoints);
+            next = r.end();
+        }
+        EXPECT_EQ(next, n);
+    }
+}
+
+TEST(Parts, AThousandJointCharacterStreamsAndALostPartCostsOnlyItsJoints) {
+    // A lossless link with acks after 100 ms, then one datagram lost: the other parts stay delta
+    // coded, and the lost part is coded against its own older baseline, not in full.
+    Stream s(make_stress_rig(builtin_clip("walk")), 1);
+    ASSERT_EQ(s.clip.joints(), 1000);
+    const size_t parts = plan_parts(1000).size();
+    std::multimap<uint32_t, std::pair<uint32_t, std::vector<UnitKey>>> acks;
+    std::map<uint32_t, int> full_per_part;  // first joint -> full entries after warm-up
+    size_t lost_units = 0, decoded_after_loss = 0;
+    for (uint32_t t = 2; t <= 600; t += 2) {
+        for (auto it = acks.begin(); it != acks.end() && it->first <= t; it = acks.erase(it)) s.builder.on_delivered(it->second.first, it->second.second);
+        const std::vector<SnapshotPart> sent = s.tick(t);
+        for (size_t i = 0; i < sent.size(); ++i) {
+            EXPECT_LE(sent[i].data.size(), s.builder.config().max_payload_bytes);
+            if (t == 300 && i == 0) {  // lost
+                lost_units = sent[i].units.size();
+                continue;
+            }
+            std::vector<DecodedCharacter> out;
+            ASSERT_EQ(s.decode(sent[i], out), SnapshotError::None) << "tick " << t;
+            for (const DecodedCharacter& d : out) {
+                for (uint32_t j = d.joints.first; j < d.joints.end(); ++j) ASSERT_EQ(d.state->joints[j], s.now[0].state.joints[j]);
+                if (t > 300) ++decoded_after_loss;
+            }
+            for (const auto& [id, mode] : entry_modes(sent[i].data))
+                if (t > 120 && (mode & kModeMask) == 0) ++full_per_part[id];
+            acks.insert({t + 6, {t, sent[i].units}});
+        }
+    }
+    EXPECT_GT(lost_units, 0u);
+    EXPECT_TRUE(full_per_part.empty()) << "no part was sent in full after the first two seconds, despite the loss";
+    const BuilderStats& st = s.builder.stats();
+    EXPECT_GE(st.parts_sent, 300u * parts / 2) << "every part keeps being sent";
+    EXPECT_EQ(st.unsent[size_t(Unsent::TooLarge)], 0u);
+    EXPECT_EQ(st.unsent[size_t(Unsent::NoPrecision)], 0u);
+    EXPECT_GT(decoded_after_loss, 100u);
+}
+
+TEST(Parts, ACorruptEntryIsRefusedAloneAndTheOthersInItsDatagramAreApplied) {
+    Stream s(builtin_clip("walk"), 3);
+    std::vector<SnapshotPart> sent;
+    for (uint32_t t = 2; t <= 20; t += 2) {
+        sent = s.tick(t);
+        ASSERT_EQ(sent.size(), 1u);
+        std::vector<DecodedCharacter> out;
+        if (t < 20) {
+            ASSERT_EQ(s.decode(sent[0], out), SnapshotError::None);
+            s.builder.on_delivered(t, sent[0].units);
+        }
+    }
+    // Flip a bit in the middle of the second entry's coded bytes.
+    std::vector<uint8_t>& data = sent[0].data;
+    const auto [at, len] = entry_bytes(data, 1);
+    ASSERT_GT(len, 4u);
+    data[at + len / 2] ^= 0x10;
+    std::vector<DecodedCharacter> out;
+    std::vector<RefusedCharacter> refused;
+    EXPECT_EQ(s.decode(sent[0], out, &refused), SnapshotError::BadPayload);
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_EQ(refused[0].error, SnapshotError::BadPayload);
+    const uint16_t bad = refused[0].id;
+    ASSERT_EQ(out.size(), 2u) << "the other two characters are applied";
+    for (const DecodedCharacter& d : out) {
+        EXPECT_NE(d.id, bad);
+        EXPECT_EQ(*d.state, s.now[d.id].state);
+    }
+    EXPECT_EQ(s.decoder.find(bad, 20), nullptr) << "nothing of the refused entry is kept";
+
+    // The client asks for that character again: its next update is full, the others stay deltas,
+    // and it decodes.
+    s.builder.on_delivered(20, sent[0].units);  // the datagram itself was acknowledged
+    s.builder.resync(bad, kAllJoints, 20);
+    const std::vector<SnapshotPart> next = s.tick(22);
+    ASSERT_EQ(next.size(), 1u);
+    for (const auto& [id, mode] : entry_modes(next[0].data)) EXPECT_EQ((mode & kModeMask) == 0, id == bad) << "character " << id;
+    EXPECT_EQ(s.decode(next[0], out), SnapshotError::None);
+    EXPECT_EQ(out.size(), 3u);
+    EXPECT_EQ(s.builder.stats().resyncs, 1u);
+}
+
+TEST(Parts, EntriesForAnUnknownSkeletonOrOutsideTheSkeletonAreRefusedAlone) {
+    Stream s(builtin_clip("walk"), 2);
+    const std::vector<SnapshotPart> sent = s.tick(2);
+    std::vector<DecodedCharacter> out;
+    std::vector<RefusedCharacter> refused;
+    // Character 1's skeleton is not known to this receiver.
+    const SnapshotError e = s.decoder.decode(sent[0].tick, sent[0].data, [](uint16_t id) { return id == 1 ? -1 : 0; }, s.lookup, out, &refused);
+    EXPECT_EQ(e, SnapshotError::UnknownCharacter);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].id, 0);
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_EQ(refused[0].id, 1);
+    // A part beyond the skeleton's joints.
+    std::vector<uint8_t> forged = {kSnapshotFormat, 1, 0, uint8_t(kModePart), 30, 5, 2, 0, 0};
+    EXPECT_EQ(s.decoder.decode(4, forged, [](uint16_t) { return 0; }, s.lookup, out, &refused), SnapshotError::BadRange);
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_EQ(refused[0].error, SnapshotError::BadRange);
+}
+
+TEST(Parts, WhatCannotBeSentIsCountedByReasonAndReportedOncePerCharacter) {
+    BuilderConfig bc;
+    bc.max_payload_bytes = 200;  // smaller than a full 96-joint part
+    Stream s(make_game_rig(builtin_clip("walk")), 2, bc);
+    for (uint32_t t = 2; t <= 10; t += 2) s.tick(t);
+    const BuilderStats& st = s.builder.stats();
+    EXPECT_GT(st.unsent[size_t(Unsent::TooLarge)], 0u);
+    std::vector<UnsentReport> reports = s.builder.take_unsent_reports();
+    size_t too_large = 0;
+    for (const UnsentReport& r : reports) too_large += r.why == Unsent::TooLarge;
+    EXPECT_EQ(too_large, 2u) << "once per character, not per part or snapshot";
+    s.tick(12);
+    EXPECT_TRUE(s.builder.take_unsent_reports().empty());
+
+    // A budget far too small for a 250-joint character: its parts starve, and that is reported.
+    BuilderConfig tight;
+    tight.bandwidth_bps = 30000;  // 125 bytes per snapshot
+    Stream t(make_game_rig(builtin_clip("walk")), 1, tight);
+    for (uint32_t k = 2; k <= 400; k += 2) t.tick(k);
+    EXPECT_GT(t.builder.stats().unsent[size_t(Unsent::Budget)], 0u);
+    EXPECT_GT(t.builder.stats().unsent[size_t(Unsent::Starved)], 0u);
+}
+
+TEST(Parts, AssemblyWaitsForEveryPartAndCarriesALostPartForwardByItsVelocities) {
+    const Clip clip = make_game_rig(builtin_clip("walk"));
+    const SkeletonPrecision prec = plan_precision(clip.skeleton, clip.metres_per_unit);
+    const std::vector<JointRange> parts = plan_parts(size_t(clip.joints()));
+    ASSERT_EQ(parts.size(), 3u);
+    auto state_at = [&](uint32_t t) {
+        return quantize_character(test::sample_pose(clip, double(t) / 60.0, Wrap::Loop), clip.skeleton, prec, 0);
+    };
+    SnapshotAssembler a(60.0f);
+    // Tick 2: the parts in two datagrams; nothing is ready until the second arrives.
+    const QCharacter q2 = state_at(2);
+    a.begin_datagram(2, 0, 2);
+    a.add(7, 2, q2, parts[0], clip.skeleton, prec);
+    a.add(7, 2, q2, parts[1], clip.skeleton, prec);
+    a.end_datagram(2);
+    EXPECT_TRUE(a.take_ready().empty());
+    a.begin_datagram(2, 1, 2);
+    a.add(7, 2, q2, parts[2], clip.skeleton, prec);
+    std::vector<SnapshotAssembler::Ready> ready = a.take_ready();
+    ASSERT_EQ(ready.size(), 1u) << "ready as soon as every joint is in";
+    Pose full(clip.joints());
+    dequantize_character(full, q2, clip.skeleton, prec);
+    for (int j = 0; j < clip.joints(); ++j) EXPECT_EQ(quat_dot(ready[0].pose.rot[size_t(j)], full.rot[size_t(j)]), quat_dot(full.rot[size_t(j)], full.rot[size_t(j)])) << j;
+    // Tick 4: the datagram with the last part is lost; a datagram of tick 6 closes tick 4.
+    const QCharacter q4 = state_at(4);
+    a.begin_datagram(4, 0, 2);
+    a.add(7, 4, q4, parts[0], clip.skeleton, prec);
+    a.add(7, 4, q4, parts[1], clip.skeleton, prec);
+    a.end_datagram(4);
+    EXPECT_TRUE(a.take_ready().empty());
+    a.begin_datagram(6, 0, 2);
+    ready = a.take_ready();
+    ASSERT_EQ(ready.size(), 1u);
+    EXPECT_EQ(ready[0].tick, 4u);
+    const Pose& p = ready[0].pose;
+    const float dt = 2.0f / 60.0f;
+    for (uint32_t j = parts[2].first; j < parts[2].end(); ++j) {
+        EXPECT_NEAR(length(p.pos[j] - (full.pos[j] + full.vel[j] * dt)), 0.0f, 1e-5f) << j;
+        const quat want = quat_mul(quat_from_scaled_angle_axis(full.ang[j] * dt), full.rot[j]);
+        EXPECT_NEAR(std::fabs(quat_dot(p.rot[j], want)), 1.0f, 1e-5f) << j;
+    }
+    Pose fresh(clip.joints());
+    dequantize_character(fresh, q4, clip.skeleton, prec);
+    for (uint32_t j = 0; j < parts[1].end(); ++j) EXPECT_EQ(quat_dot(p.rot[j], fresh.rot[j]), quat_dot(fresh.rot[j], fresh.rot[j])) << j;
+    // The late datagram of tick 4 then arrives: kept for later ticks, never shown as tick 4 again.
+    a.begin_datagram(4, 1, 2);
+    a.add(7, 4, q4, parts[2], clip.skeleton, prec);
+    a.end_datagram(4);
+    EXPECT_TRUE(a.take_ready().empty());
+}
