@@ -9,6 +9,7 @@
 #include <string>
 
 #include <kinesync/offline/builtin_motion.h>
+#include <kinesync/offline/game_rig.h>
 #include <kinesync/offline/looping.h>
 #include <kinesync/offline/bvh.h>
 #include "tests/support/codec_sim.h"
@@ -22,9 +23,14 @@ const Clip& bench_clip(const std::string& name) {
     auto it = cache.find(name);
     if (it != cache.end()) return it->second;
     const std::string dir = std::getenv("KS_MOCAP_DIR") ? std::getenv("KS_MOCAP_DIR") : KS_DEFAULT_MOCAP_DIR;
-    const std::string file = dir + "/" + (name == "walk" ? "cmu_02_01_walk.bvh" : "cmu_05_20_dance_leaps.bvh");
+    const bool rig = name == "stress";
+    const std::string file = dir + "/" + (name == "walk" || rig ? "cmu_02_01_walk.bvh" : "cmu_05_20_dance_leaps.bvh");
     Clip c;
-    if (std::filesystem::exists(file)) {
+    if (rig) {
+        LoopOptions lo;
+        lo.root = RootMode::Fix;
+        c = make_loop(make_stress_rig(bench_clip("walk")), lo);
+    } else if (std::filesystem::exists(file)) {
         BvhOptions bo;
         bo.skip_frames = 1;
         LoopOptions lo;
@@ -51,39 +57,48 @@ const States& states_for(const Clip& c) {
     return cache.emplace(&c, std::move(s)).first->second;
 }
 
+// Joints, and the time per joint (seconds_per_joint: linear in joints when it stays put).
+void per_joint_counters(benchmark::State& state, int joints) {
+    state.counters["joints"] = joints;
+    state.counters["seconds_per_joint"] =
+        benchmark::Counter(double(joints), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 void BM_EncodeDelta(benchmark::State& state, std::string clip) {
     const Clip& c = bench_clip(clip);
     const States& s = states_for(c);
+    const std::vector<JointRange> parts = plan_parts(size_t(c.joints()));
     std::vector<uint8_t> out;
     size_t i = 8;
     for (auto _ : state) {
         CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
         out.clear();
-        encode_character(out, s.q[i], &b, s.prec, all_joints(s.prec));
+        for (const JointRange& r : parts) encode_character(out, s.q[i], &b, s.prec, r);  // as the server sends it
         benchmark::DoNotOptimize(out.data());
         if (++i == s.q.size()) i = 8;
     }
-    state.counters["joints"] = c.joints();
+    per_joint_counters(state, c.joints());
 }
 
 void BM_DecodeDelta(benchmark::State& state, std::string clip) {
     const Clip& c = bench_clip(clip);
     const States& s = states_for(c);
-    std::vector<std::vector<uint8_t>> coded;
+    const std::vector<JointRange> parts = plan_parts(size_t(c.joints()));
+    std::vector<std::vector<std::vector<uint8_t>>> coded;  // per state, per part
     for (size_t i = 8; i < s.q.size(); ++i) {
         CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
         coded.emplace_back();
-        encode_character(coded.back(), s.q[i], &b, s.prec, all_joints(s.prec));
+        for (const JointRange& r : parts) encode_character(coded.back().emplace_back(), s.q[i], &b, s.prec, r);
     }
     QCharacter out;
     size_t k = 0;
     for (auto _ : state) {
         const size_t i = k + 8;
         CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
-        benchmark::DoNotOptimize(decode_character(coded[k], out, &b, s.prec, all_joints(s.prec)));
+        for (size_t p = 0; p < parts.size(); ++p) benchmark::DoNotOptimize(decode_character(coded[k][p], out, &b, s.prec, parts[p]));
         if (++k == coded.size()) k = 0;
     }
-    state.counters["joints"] = c.joints();
+    per_joint_counters(state, c.joints());
 }
 
 // Figures from a 20 s simulated session; the timed loop quantizes one pose (the per-tick cost
@@ -106,6 +121,8 @@ BENCHMARK_CAPTURE(BM_EncodeDelta, walk, std::string("walk"));
 BENCHMARK_CAPTURE(BM_EncodeDelta, dance, std::string("dance"));
 BENCHMARK_CAPTURE(BM_DecodeDelta, walk, std::string("walk"));
 BENCHMARK_CAPTURE(BM_DecodeDelta, dance, std::string("dance"));
+BENCHMARK_CAPTURE(BM_EncodeDelta, stress_rig_1000, std::string("stress"));
+BENCHMARK_CAPTURE(BM_DecodeDelta, stress_rig_1000, std::string("stress"));
 BENCHMARK_CAPTURE(BM_Figures, codec_abs_walk_30hz, std::string("walk"), false, 30.0f)->Iterations(1000);
 BENCHMARK_CAPTURE(BM_Figures, codec_abs_dance_30hz, std::string("dance"), false, 30.0f)->Iterations(1000);
 BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_20hz, std::string("walk"), true, 20.0f)->Iterations(1000);
