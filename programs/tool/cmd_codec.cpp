@@ -28,6 +28,7 @@ struct Row {
     int joints = 0, moving = 0;
     double bits = 0, bits_moving = 0, fk_mean = 0, fk_p99 = 0, fk_max = 0, kbytes_per_s = 0;
     uint64_t mismatches = 0;
+    double category[CodingCost::kCount] = {};  // delta bits per joint: flags, angular velocity, rotation, position
 };
 
 int moving_joints(const Clip& c) {
@@ -41,11 +42,11 @@ int moving_joints(const Clip& c) {
     return n;
 }
 
-Row measure(const std::string& name, const Clip& raw) {
+Row measure(const std::string& name, const Clip& raw, const CodecSettings& settings) {
     LoopOptions lo;
     lo.root = RootMode::Fix;  // in place: the figures are about the joints, not root travel
     const Clip c = make_loop(raw, lo);
-    const test::SimResult r = test::simulate({&c}, 20.0, 30.0f, test::LinkSim{0.01f, 0.01f, 0.0f, 6, 2, 9});
+    const test::SimResult r = test::simulate({&c}, 20.0, 30.0f, test::LinkSim{0.01f, 0.01f, 0.0f, 6, 2, 9}, {}, settings);
     Row row{name, c.joints(), moving_joints(c)};
     row.bits = r.payload_bits_per_joint;
     row.bits_moving = r.payload_bits_per_joint * double(c.joints()) / double(std::max(1, row.moving));
@@ -58,16 +59,19 @@ Row measure(const std::string& name, const Clip& raw) {
     }
     row.kbytes_per_s = r.bytes_per_s / 1000.0;
     row.mismatches = r.mismatches;
+    std::copy(std::begin(r.delta_category_bits_per_joint), std::end(r.delta_category_bits_per_joint), std::begin(row.category));
     return row;
 }
 
 void print(const std::vector<Row>& rows) {
-    std::printf("%-42s %6s %6s %9s %11s %8s %8s %8s %8s\n", "clip", "joints", "moving", "bits/jt", "bits/moving", "FK mean", "FK p99",
-                "FK max", "kB/s");
+    std::printf("%-40s %6s %6s %8s %8s %8s %8s %8s %7s | %5s %5s %5s %5s\n", "clip", "joints", "moving", "bits/jt", "bits/mv",
+                "FK mean", "FK p99", "FK max", "kB/s", "flags", "ang", "rot", "pos");
     for (const Row& r : rows)
-        std::printf("%-42s %6d %6d %9.2f %11.2f %8.3f %8.3f %8.3f %8.2f%s\n", r.name.c_str(), r.joints, r.moving, r.bits, r.bits_moving,
-                    r.fk_mean, r.fk_p99, r.fk_max, r.kbytes_per_s, r.mismatches ? "  (decoded states differ!)" : "");
-    std::printf("(bits per joint per snapshot from the payload bytes sent; FK error in cm; kB/s with IP/UDP headers and envelopes)\n");
+        std::printf("%-40s %6d %6d %8.2f %8.2f %8.3f %8.3f %8.3f %7.2f | %5.2f %5.2f %5.2f %5.2f%s\n", r.name.c_str(), r.joints, r.moving,
+                    r.bits, r.bits_moving, r.fk_mean, r.fk_p99, r.fk_max, r.kbytes_per_s, r.category[0], r.category[1], r.category[2],
+                    r.category[3], r.mismatches ? "  (decoded states differ!)" : "");
+    std::printf("(bits per joint per snapshot from the payload bytes sent, per moving joint; FK error in cm; kB/s with IP/UDP headers and\n"
+                " envelopes; then where a delta's coded bits go per joint: flags, angular velocity, rotation, position)\n");
 }
 
 void write_json(const std::string& path, const std::vector<Row>& rows) {
@@ -91,9 +95,15 @@ void add_codec_command(CLI::App& app) {
     static std::vector<std::string> clips;
     static std::string json;
     static bool rigs = false;
+    static CodecSettings settings;
     cmd->add_option("CLIPS", clips, "BVH files or folders, or builtin:NAME (default: every clip in the shared mocap folder)");
     cmd->add_flag("--rigs", rigs, "also the game (250 joints) and stress (1,000 joints) rigs grown from the walk clip");
     cmd->add_option("--json", json, "also write the rows as JSON here");
+    cmd->add_option("--rot-error", settings.rot_error_m, "trade-off: rotation step as the worst position error at a joint's reach, m")
+        ->capture_default_str();
+    cmd->add_option("--ang-error", settings.ang_error_mps, "trade-off: angular-velocity step x reach, m/s")->capture_default_str();
+    cmd->add_option("--leaf-rot-error", settings.leaf_rot_error_rad, "trade-off: leaf joints' rotation step, rad")->capture_default_str();
+    cmd->add_option("--leaf-ang-step", settings.leaf_ang_step, "trade-off: leaf joints' angular-velocity step, rad/s")->capture_default_str();
     cmd->callback([] {
         std::vector<std::string> files;
         for (const std::string& c : clips.empty() ? std::vector<std::string>{test::mocap_dir()} : clips) {
@@ -112,11 +122,11 @@ void add_codec_command(CLI::App& app) {
         for (const std::string& f : files) {
             const Clip c = load_clip_arg(f, bo).clip;
             if (f.find("walk") != std::string::npos) walk = c;
-            rows.push_back(measure(std::filesystem::path(f).filename().string(), c));
+            rows.push_back(measure(std::filesystem::path(f).filename().string(), c, settings));
         }
         if (rigs) {
-            rows.push_back(measure("game rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_game_rig(walk)));
-            rows.push_back(measure("stress rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_stress_rig(walk)));
+            rows.push_back(measure("game rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_game_rig(walk), settings));
+            rows.push_back(measure("stress rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_stress_rig(walk), settings));
         }
         print(rows);
         if (!json.empty()) write_json(json, rows);

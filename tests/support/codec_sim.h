@@ -46,6 +46,7 @@ struct SimResult {
     uint64_t decoded = 0, errors = 0, mismatches = 0;
     uint64_t snapshots = 0, payload_bytes = 0;  // snapshot payloads as sent (every datagram, before loss)
     double payload_bits_per_joint = 0;          // payload bits / (joints of every character x snapshots)
+    double delta_category_bits_per_joint[CodingCost::kCount] = {};  // flags, angular, rotation, position
     double delta_bits_per_joint = 0, full_bits_per_joint = 0, all_bits_per_joint = 0;
     double delta_rotang_bits_per_joint = 0;  // rotation + angular velocity + per-joint flags
     double bytes_per_s = 0;
@@ -54,12 +55,12 @@ struct SimResult {
 };
 
 inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds, float snapshot_hz, const LinkSim& link,
-                   BuilderConfig cfg = {}) {
+                   BuilderConfig cfg = {}, const CodecSettings& settings = {}) {
     SimResult r;
     std::mt19937 rng(link.seed);
     std::uniform_real_distribution<float> u(0, 1);
     std::vector<SkeletonPrecision> precs;
-    for (const Clip* c : clips) precs.push_back(plan_precision(c->skeleton, c->metres_per_unit));
+    for (const Clip* c : clips) precs.push_back(plan_precision(c->skeleton, c->metres_per_unit, settings));
     const PrecisionLookup lookup = [&](uint16_t s) { return s < precs.size() ? &precs[s] : nullptr; };
     cfg.snapshot_hz = snapshot_hz;
     SnapshotHistory history;
@@ -123,6 +124,8 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
     if (st.delta_joints)
         r.delta_rotang_bits_per_joint = (st.delta_cost.bits(CodingCost::kFlags) + st.delta_cost.bits(CodingCost::kAngular) +
                                          st.delta_cost.bits(CodingCost::kRotation)) / double(st.delta_joints);
+    for (int k = 0; k < CodingCost::kCount; ++k)
+        r.delta_category_bits_per_joint[k] = st.delta_joints ? st.delta_cost.bits(k) / double(st.delta_joints) : 0.0;
     r.bytes_per_s = double(bytes) / seconds;
     size_t joints = 0;
     for (const Clip* c : clips) joints += size_t(c->joints());
