@@ -78,6 +78,7 @@ struct Dec {
     }
 };
 
+constexpr float kPStillStays = 0.98f;   // P(a still joint is unchanged)
 constexpr uint32_t kPSameFlags = 4000;    // P(flags as in the baseline)
 constexpr uint32_t kPSameLargest = 3968;  // P(largest component as predicted)
 
@@ -212,7 +213,10 @@ void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const Skeleto
             }
             unchanged = same ? 1 : 0;
         }
-        const float pz = q.moved ? p_all_zero({&mw, &mr, &mp, &mv}, 3) : p_all_zero({&mw, &mr}, 3);
+        // A joint that was still (no angular velocity, and as in the context) usually stays so:
+        // faces, fingers and correctives at rest cost a small fraction of a bit.
+        const bool was_still = bq.ang[0] == 0 && bq.ang[1] == 0 && bq.ang[2] == 0 && (!have_ctx || b.context->joints[j] == bq);
+        const float pz = was_still ? kPStillStays : q.moved ? p_all_zero({&mw, &mr, &mp, &mv}, 3) : p_all_zero({&mw, &mr}, 3);
         unchanged = io.bit(unchanged ? 0 : 1, to_p0(pz)) == 0;
         io.set_category(CodingCost::kAngular);
         double sum_w = 0, sum_r = 0, sum_p = 0, sum_v = 0;

@@ -38,12 +38,13 @@ SkeletonPrecision plan_precision(const Skeleton& s, float metres_per_unit, const
         // three rounded components, up to 3 c / 2 from the recomputed largest one (>= 1/2), and the
         // angle is twice the quaternion distance. (Typical errors are a fraction of that.)
         const float comp_step = eps / (2.0f * std::sqrt(3.0f));
-        // The fewest bits with 2^bits - 1 >= sqrt(2) / comp_step (counted, not log2: no libm).
-        const double levels = double(std::sqrt(2.0f) / comp_step);
+        // The step itself, and the fewest bits with 2^bits - 1 >= sqrt(2) / step to hold every
+        // index of the [-1/sqrt 2, 1/sqrt 2] range (counted, not log2: no libm).
+        jp.rot_step = std::max(comp_step, std::sqrt(2.0f) / float((1u << 23) - 1u));
+        const double levels = double(std::sqrt(2.0f) / jp.rot_step);
         int bits = 4;
         while (bits < 24 && double((1u << bits) - 1u) < levels) ++bits;
         jp.rot_bits = bits;
-        jp.rot_step = std::sqrt(2.0f) / float((1u << jp.rot_bits) - 1u);
         jp.ang_step = jp.leaf ? cs.leaf_ang_step : cs.ang_error_mps / r;
         jp.pos_step = (j == 0 ? cs.root_pos_step_m : cs.pos_step_m) / unit;
         jp.vel_step = (j == 0 ? cs.root_vel_step_mps : cs.vel_step_mps) / unit;

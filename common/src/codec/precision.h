@@ -12,8 +12,8 @@
 namespace ks {
 
 struct CodecSettings {
-    float rot_error_m = 0.007f;       // rotation step: worst-case position error at the joint's reach
-                                      // (typical errors are ~1/4 of it; see the FK figures)
+    float rot_error_m = 0.004f;       // rotation step: worst-case position error at the joint's reach
+                                      // (typical errors are ~1/4 of it; see kinesync-tool codec)
     float ang_error_mps = 0.1f;       // angular-velocity step x reach (m/s at the reach): 0.5 cm after
                                       // 100 ms of extrapolation with the worst rounding
     float leaf_rot_error_rad = 0.04f; // leaf joints (no joint descendants: they move no other joint)
@@ -29,8 +29,8 @@ struct CodecSettings {
 };
 
 struct JointPrecision {
-    int rot_bits;       // smallest-three bits per component
-    float rot_step;     // component step: sqrt(2) / (2^bits - 1)
+    int rot_bits;       // bits that hold every smallest-three index (full states send them as they are)
+    float rot_step;     // component step, from the joint's reach (any value, not a power of two)
     float ang_step;     // rad/s
     float pos_step;     // file units (root: world position; others: local offset from rest)
     float vel_step;     // file units / s

@@ -118,6 +118,24 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
     return out;
 }
 
+// Nothing to say: every joint of the unit is at rest (no velocities) and as in the state the client
+// acknowledged, which it keeps showing as it is. Sent again once the baseline is half as old as
+// a baseline may be, so one is always there.
+bool SnapshotBuilder::at_rest(uint32_t tick, const Candidate& u, const PerUnit& pu, const SnapshotHistory& history) const {
+    if (!pu.any_acked || tick <= pu.newest_acked || tick - pu.newest_acked > cfg_.max_baseline_age_ticks / 2) return false;
+    const Sent& s = pu.sent[pu.newest_acked % pu.sent.size()];
+    if (!s.valid || s.tick != pu.newest_acked || s.held) return false;
+    const QCharacter* base = history.find(u.c->id, pu.newest_acked);
+    if (base == nullptr || base->epoch != u.c->state.epoch || base->joints.size() != u.c->state.joints.size()) return false;
+    for (uint32_t j = u.joints.first; j < u.joints.end(); ++j) {
+        const QJoint& q = u.c->state.joints[j];
+        const bool still = q.ang[0] == 0 && q.ang[1] == 0 && q.ang[2] == 0 && q.vel[0] == 0 && q.vel[1] == 0 && q.vel[2] == 0 &&
+                           q.svl[0] == 0 && q.svl[1] == 0 && q.svl[2] == 0;
+        if (!still || !(q == base->joints[j])) return false;
+    }
+    return true;
+}
+
 void SnapshotBuilder::account(const Candidate& u, bool delta, size_t chunk_bytes, const CodingCost& cost) {
     ++stats_.characters_sent;
     if (u.split) ++stats_.parts_sent;
@@ -168,6 +186,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
 
     std::vector<SnapshotPart> parts;
     int skipped_in_row = 0;
+    const uint64_t at_rest_before = stats_.units_at_rest;
     // The previous snapshot left most units out: the budget is far short of carrying everyone,
     // and a far character's top is worth more than its limbs.
     const bool pressed = left_out_ * 2 > order.size();
@@ -175,6 +194,13 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     for (const Candidate& u : order) {
         PerUnit& pu = units_[u.key];
         const SkeletonPrecision& prec = *precision(u.c->skeleton);
+        if (at_rest(tick, u, pu, history)) {
+            pu.accumulator = 0.0f;
+            pu.waiting_since = tick;
+            pu.starved = false;
+            ++stats_.units_at_rest;
+            continue;
+        }
         const int hold = hold_depth && pressed ? hold_depth(u.c->id) : -1;
         const Coded coded = code(tick, u, pu, history, prec, cache, hold);
         const std::vector<uint8_t>& framed = coded.bytes().framed;
@@ -215,7 +241,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     for (const Candidate& u : order) {
         PerUnit& pu = units_[u.key];
         const Sent& s = pu.sent[tick % pu.sent.size()];
-        if (s.valid && s.tick == tick) continue;
+        if ((s.valid && s.tick == tick) || pu.waiting_since == tick) continue;
         ++stats_.unsent[size_t(Unsent::Budget)];
         if (!pu.starved && tick - pu.waiting_since > starve_ticks) {
             pu.starved = true;
@@ -232,7 +258,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         ++stats_.datagrams;
     }
     budget_carry_ = std::clamp(budget, -2.0 * per_snapshot, per_snapshot);  // debts from charge() carry over
-    left_out_ = order.size() - sent;
+    left_out_ = order.size() - sent - size_t(stats_.units_at_rest - at_rest_before);
     return parts;
 }
 

@@ -69,6 +69,7 @@ struct BuilderStats {
     uint64_t full_joint_bits = 0, full_joints = 0;
     uint64_t payload_bytes = 0, datagrams = 0;
     uint64_t resyncs = 0;                            // full updates the client asked for
+    uint64_t units_at_rest = 0;                      // entries not needed: every joint at rest, as acknowledged
     // Entries not sent, by reason (Budget: left for a later snapshot; Starved: a part not sent for
     // over two seconds, counted once each time it happens).
     uint64_t unsent[size_t(Unsent::kCount)] = {};
@@ -163,6 +164,7 @@ private:
     Coded code(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history, const SkeletonPrecision& prec,
                EncodeCache* cache, int hold_depth);
     void account(const Candidate& u, bool delta, size_t chunk_bytes, const CodingCost& cost);
+    bool at_rest(uint32_t tick, const Candidate& u, const PerUnit& pu, const SnapshotHistory& history) const;
     void report(uint16_t character, Unsent why, size_t bytes, size_t joints);
 
     BuilderConfig cfg_;
