@@ -274,3 +274,19 @@ TEST(Parts, AssemblyWaitsForEveryPartAndCarriesALostPartForwardByItsVelocities) 
     a.end_datagram(4);
     EXPECT_TRUE(a.take_ready().empty());
 }
+
+TEST(Parts, AnAcknowledgementOfADeltaAgainstAVoidedBaselineDoesNotRevive) {
+    // The client refused tick 10's entry (its baseline was missing) and asked for a resync; the
+    // datagrams of ticks 12 and 14, coded against tick 10's chain, were refused too but arrive
+    // acknowledged after the resync: the next update must still be full.
+    Stream s(builtin_clip("walk"), 1);
+    for (uint32_t t = 2; t <= 8; t += 2) s.builder.on_delivered(t, s.tick(t)[0].units);
+    const std::vector<SnapshotPart> p10 = s.tick(10), p12 = s.tick(12), p14 = s.tick(14);
+    s.builder.on_delivered(10, p10[0].units);
+    s.builder.resync(0, kAllJoints, 10);
+    s.builder.on_delivered(12, p12[0].units);
+    s.builder.on_delivered(14, p14[0].units);
+    const std::vector<SnapshotPart> next = s.tick(16);
+    ASSERT_EQ(entry_modes(next[0].data).size(), 1u);
+    EXPECT_EQ(entry_modes(next[0].data)[0].second & kModeMask, 0u) << "full, not a delta against a state the client lacks";
+}

@@ -160,10 +160,13 @@ int main(int argc, char** argv) {
             char line[512];
             std::snprintf(line, sizeof line,
                           "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
-                          "\"time_sync_err_ms\": %.2f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, \"state\": \"%s\"}%s\n",
+                          "\"time_sync_err_ms\": %.2f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, "
+                          "\"entries_refused\": %llu, \"resyncs_sent\": %llu, \"characters_shown\": %zu, \"joints_shown\": %zu, "
+                          "\"state\": \"%s\"}%s\n",
                           (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost, r.bytes_per_s, r.rtt_ms,
-                          r.time_sync_err_ms, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects, r.state.c_str(),
-                          i + 1 < all.size() ? "," : "");
+                          r.time_sync_err_ms, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects,
+                          (unsigned long long)r.entries_refused, (unsigned long long)r.resyncs_sent, r.characters_shown, r.joints_shown,
+                          r.state.c_str(), i + 1 < all.size() ? "," : "");
             f << line;
         }
         f << "  ]\n}\n";

@@ -1,5 +1,7 @@
 #include "programs/testbench/bot.h"
 
+#include <cmath>
+
 #include <algorithm>
 
 namespace ks {
@@ -60,6 +62,13 @@ BotReport Bot::report(double now_s) const {
     r.reconstruct_ns_per_character = s.render_ns_per_character;
     r.reconnects = s.reconnects;
     r.malformed = s.session.malformed;
+    r.entries_refused = s.session.entries_refused;
+    r.resyncs_sent = s.session.resyncs_sent;
+    for (const RemoteCharacter* c : client_.characters()) {
+        if (!c->ready) continue;
+        ++r.characters_shown;
+        for (const vec3& p : c->global.pos) r.joints_shown += std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
+    }
     r.state = client_.state_name();
     return r;
 }

@@ -30,6 +30,8 @@ struct BotReport {
     uint64_t snapshots_received = 0, snapshots_lost = 0;
     double bytes_per_s = 0, rtt_ms = 0, time_sync_err_ms = 0, reconstruct_ns_per_character = 0;
     uint64_t reconnects = 0, malformed = 0;
+    uint64_t entries_refused = 0, resyncs_sent = 0;  // snapshot entries refused alone, and full updates asked for
+    size_t characters_shown = 0, joints_shown = 0;   // characters displayed now, and their joints (finite poses)
     std::string state;
 };
 

@@ -60,9 +60,11 @@ struct Server::Session {
         bool acked = false;
         std::vector<uint16_t> defines;  // characters this message defines
         size_t bytes = 0;               // datagram size (before sealing)
+        std::vector<uint16_t> skeletons;  // skeletons (or pieces of them) this message carries
     };
     std::vector<Reliable> reliable;
     std::set<uint16_t> known;  // characters whose definition the client acknowledged
+    std::set<uint16_t> defined;  // characters acknowledged, waiting for the rest of their skeleton
     std::optional<vec3> viewpoint;  // where the client watches from (metres), once it said
     double last_heard = 0;
     double rtt_ms = 0;
@@ -493,8 +495,9 @@ void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, 
         for (const CharacterInfoInput& c : plan.characters) defines.push_back(c.character_id);
         // The plan's names and skeletons point into the roster, which outlives every message.
         s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan.defs, plan.characters); },
-                              -1e9, -1, 0, false, std::move(defines), 0});
+                              -1e9, -1, 0, false, std::move(defines), 0, {}});
         s.reliable.back().bytes = s.reliable.back().build({}).size();
+        for (const SkeletonDefInput& d : plan.defs) s.reliable.back().skeletons.push_back(d.skeleton_id);
     }
 }
 
@@ -558,12 +561,25 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
             ++stats_.unexpected;
             break;
     }
-    // Acknowledged definitions: snapshots of those characters may start (unless removed since).
+    // Acknowledged definitions: snapshots of those characters may start (unless removed since) once
+    // every piece of their skeleton is acknowledged too (a large skeleton spans several messages).
     for (const auto& r : s.reliable)
         if (r.acked)
             for (uint16_t c : r.defines)
-                if (roster_.characters.count(c)) s.known.insert(c);
+                if (roster_.characters.count(c)) s.defined.insert(c);
     s.reliable.erase(std::remove_if(s.reliable.begin(), s.reliable.end(), [](const auto& r) { return r.acked; }), s.reliable.end());
+    for (auto it = s.defined.begin(); it != s.defined.end();) {
+        const auto c = roster_.characters.find(*it);
+        const bool pending = c != roster_.characters.end() && std::any_of(s.reliable.begin(), s.reliable.end(), [&](const auto& r) {
+            return std::find(r.skeletons.begin(), r.skeletons.end(), c->second.skeleton) != r.skeletons.end();
+        });
+        if (pending) {
+            ++it;
+            continue;
+        }
+        if (c != roster_.characters.end()) s.known.insert(*it);
+        it = s.defined.erase(it);
+    }
 }
 
 void Server::send_reliable(Session& s, bool force) {
@@ -613,13 +629,14 @@ void Server::publish(const TickFrame& frame) {
         queue_definitions(*s, frame.added_skeletons, frame.added_characters);
         for (uint16_t id : frame.removed_characters) {
             s->known.erase(id);
+            s->defined.erase(id);
             s->builder.forget(id);
         }
         for (size_t i = 0; i < events.size(); i += kMaxEvents) {
             std::vector<EventInfo> batch(events.begin() + std::ptrdiff_t(i),
                                          events.begin() + std::ptrdiff_t(std::min(events.size(), i + kMaxEvents)));
             const uint32_t mid = next_message_id_++;
-            s->reliable.push_back({mid, [batch, mid](const PacketHeader& h) { return build_events(h, mid, batch); }, -1e9, -1, 0, false, {}, 0});
+            s->reliable.push_back({mid, [batch, mid](const PacketHeader& h) { return build_events(h, mid, batch); }, -1e9, -1, 0, false, {}, 0, {}});
             s->reliable.back().bytes = s->reliable.back().build({}).size();
         }
     }

@@ -295,6 +295,9 @@ void SnapshotBuilder::on_delivered(uint32_t tick, std::span<const UnitKey> units
         if (pu.any_void && tick <= pu.void_through) continue;  // the client said it does not hold it
         Sent& s = pu.sent[tick % pu.sent.size()];
         if (!s.valid || s.tick != tick) continue;  // too old, or never sent
+        // A delta against a baseline the client does not hold (voided by a resync) was refused
+        // too, though its datagram arrived.
+        if (s.ref != tick && !holds(pu, s.ref)) continue;
         s.acked = true;
         if (!pu.any_acked || tick > pu.newest_acked) {
             pu.newest_acked = tick;
@@ -309,16 +312,26 @@ void SnapshotBuilder::resync(uint16_t character, uint32_t first_joint, uint32_t 
         ++stats_.resyncs;
         if (!pu.any_void || tick > pu.void_through) pu.void_through = tick;
         pu.any_void = true;
-        // The newest acknowledgement after the voided ones, if any.
+        // Void what the client lost, and whatever was coded against it since; then the newest
+        // acknowledgement left, if any.
+        std::vector<Sent*> by_tick;
+        for (Sent& s : pu.sent)
+            if (s.valid && s.acked) by_tick.push_back(&s);
+        std::sort(by_tick.begin(), by_tick.end(), [](const Sent* a, const Sent* b) { return a->tick < b->tick; });
         pu.any_acked = false;
-        for (Sent& s : pu.sent) {
-            if (s.valid && s.acked && s.tick <= pu.void_through) s.acked = false;
-            if (s.valid && s.acked && (!pu.any_acked || s.tick > pu.newest_acked)) {
-                pu.newest_acked = s.tick;
+        for (Sent* s : by_tick) {
+            if (s->tick <= pu.void_through || (s->ref != s->tick && !holds(pu, s->ref))) s->acked = false;
+            if (s->acked && (!pu.any_acked || s->tick > pu.newest_acked)) {
+                pu.newest_acked = s->tick;
                 pu.any_acked = true;
             }
         }
     }
+}
+
+bool SnapshotBuilder::holds(const PerUnit& pu, uint32_t tick) {
+    const Sent& s = pu.sent[tick % pu.sent.size()];
+    return s.valid && s.tick == tick && s.acked;
 }
 
 void SnapshotBuilder::forget(uint16_t id) {

@@ -164,6 +164,7 @@ private:
     Coded code(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history, const SkeletonPrecision& prec,
                EncodeCache* cache, int hold_depth);
     void account(const Candidate& u, bool delta, size_t chunk_bytes, const CodingCost& cost);
+    static bool holds(const PerUnit& pu, uint32_t tick);  // the client acknowledged the unit at that tick
     bool at_rest(uint32_t tick, const Candidate& u, const PerUnit& pu, const SnapshotHistory& history) const;
     void report(uint16_t character, Unsent why, size_t bytes, size_t joints);
 
