@@ -9,6 +9,7 @@
 #include <kinesync/offline/builtin_motion.h>
 #include <kinesync/offline/game_rig.h>
 #include "client/src/character_assembly.h"
+#include "client/src/resync_throttle.h"
 #include "common/src/codec/snapshot_codec.h"
 #include "server/src/net/snapshot_builder.h"
 #include "tests/support/codec_sim.h"
@@ -289,4 +290,131 @@ TEST(Parts, AnAcknowledgementOfADeltaAgainstAVoidedBaselineDoesNotRevive) {
     const std::vector<SnapshotPart> next = s.tick(16);
     ASSERT_EQ(entry_modes(next[0].data).size(), 1u);
     EXPECT_EQ(entry_modes(next[0].data)[0].second & kModeMask, 0u) << "full, not a delta against a state the client lacks";
+}
+
+TEST(Parts, OnlyThePlannedPartsOfASkeletonAreAccepted) {
+    EXPECT_TRUE(is_planned_part({0, 31}, 31));
+    const std::vector<JointRange> plan = plan_parts(250);
+    for (const JointRange& r : plan) EXPECT_TRUE(is_planned_part(r, 250));
+    EXPECT_FALSE(is_planned_part({plan[1].first + 1, 1}, 250));
+    EXPECT_FALSE(is_planned_part({0, 1}, 250));
+    EXPECT_FALSE(is_planned_part({240, 20}, 250));
+    EXPECT_FALSE(is_planned_part({0, 0}, 250));
+}
+
+TEST(Parts, ARefusingClientAsksBoundedlyWhateverTheServerSends) {
+    // A hostile server's datagram with 500 refused entries of distinct characters, then the same
+    // again: at most 20 requests a second, none repeated within 100 ms; several parts of one
+    // character are asked as the whole character.
+    ResyncThrottle t;
+    std::vector<RefusedCharacter> many;
+    for (uint16_t id = 0; id < 500; ++id) many.push_back({id, {0, 96}, SnapshotError::MissingBaseline});
+    EXPECT_EQ(t.requests(many, 10, 0.0).size(), size_t(ResyncThrottle::kMaxPerSecond));
+    EXPECT_TRUE(t.requests(many, 12, 0.05).empty());
+    EXPECT_EQ(t.requests(many, 14, 1.01).size(), size_t(ResyncThrottle::kMaxPerSecond));
+    EXPECT_GT(t.suppressed(), 900u);
+    ResyncThrottle u;
+    const std::vector<RefusedCharacter> parts = {{7, {0, 84}, SnapshotError::BadPayload}, {7, {84, 83}, SnapshotError::MissingBaseline}};
+    const std::vector<ResyncRequest> r = u.requests(parts, 20, 0.0);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].first_joint, 0xFFFF);
+    EXPECT_EQ(r[0].tick, 20u);
+    const std::vector<ResyncRequest> one = u.requests({{8, {84, 83}, SnapshotError::BadPayload}}, 22, 0.0);
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0].first_joint, 84);
+}
+
+TEST(Parts, AssemblyCountsADuplicatedDatagramOnceAndWaitsForANewMotionWhole) {
+    const Clip clip = make_game_rig(builtin_clip("walk"));
+    const SkeletonPrecision prec = plan_precision(clip.skeleton, clip.metres_per_unit);
+    const std::vector<JointRange> parts = plan_parts(size_t(clip.joints()));
+    const QCharacter q = quantize_character(test::sample_pose(clip, 0.1), clip.skeleton, prec, 0);
+    SnapshotAssembler a(60.0f);
+    for (uint32_t t : {2u, 4u}) {  // every part at ticks 2 and 4, one datagram each
+        a.begin_datagram(t, 0, 1);
+        for (const JointRange& r : parts) a.add(1, t, q, r, clip.skeleton, prec);
+        a.end_datagram(t);
+    }
+    EXPECT_EQ(a.take_ready().size(), 2u);
+    // Tick 6 in two datagrams, the first one duplicated: not complete until the second arrives.
+    a.begin_datagram(6, 0, 2);
+    a.add(1, 6, q, parts[0], clip.skeleton, prec);
+    a.end_datagram(6);
+    a.begin_datagram(6, 0, 2);
+    a.add(1, 6, q, parts[0], clip.skeleton, prec);
+    a.end_datagram(6);
+    EXPECT_TRUE(a.take_ready().empty()) << "a duplicate is not the missing datagram";
+    a.begin_datagram(6, 1, 2);
+    a.add(1, 6, q, parts[1], clip.skeleton, prec);
+    a.add(1, 6, q, parts[2], clip.skeleton, prec);
+    a.end_datagram(6);
+    EXPECT_EQ(a.take_ready().size(), 1u);
+    // A teleport (epoch 1) whose last part is lost: nothing of the new motion is shown until every
+    // part of it has arrived.
+    QCharacter moved = q;
+    moved.epoch = 1;
+    a.begin_datagram(8, 0, 2);
+    a.add(1, 8, moved, parts[0], clip.skeleton, prec);
+    a.add(1, 8, moved, parts[1], clip.skeleton, prec);
+    a.end_datagram(8);
+    a.begin_datagram(10, 0, 1);
+    EXPECT_TRUE(a.take_ready().empty());
+    a.add(1, 10, moved, parts[0], clip.skeleton, prec);
+    a.add(1, 10, moved, parts[1], clip.skeleton, prec);
+    a.add(1, 10, moved, parts[2], clip.skeleton, prec);
+    const std::vector<SnapshotAssembler::Ready> r = a.take_ready();
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].epoch, 1);
+    EXPECT_EQ(r[0].tick, 10u);
+}
+
+TEST(Parts, APartAtRestIsSkippedOnlyOnceTheClientHoldsWhatWasLastSent) {
+    // The face of the game rig at rest: skipped while its newest state is acknowledged; sent while
+    // the newest sent state is unacknowledged (in flight or lost).
+    Clip clip = make_game_rig(builtin_clip("walk"));
+    const std::vector<JointRange> plan = plan_parts(size_t(clip.joints()));
+    ASSERT_EQ(plan.size(), 3u);
+    for (int f = 0; f < clip.frames; ++f)
+        for (int j = int(plan[1].first); j < clip.joints(); ++j) clip.rot(f, j) = quat{};  // parts 2 and 3 at rest
+    Stream s(clip, 1);
+    // Every part sent in full once and acknowledged (the budget spreads them over a few snapshots).
+    for (uint32_t t = 2; t <= 20; t += 2)
+        for (const SnapshotPart& p : s.tick(t)) s.builder.on_delivered(t, p.units);
+    const uint64_t at_rest = s.builder.stats().units_at_rest;
+    auto units = [](const std::vector<SnapshotPart>& ps) {
+        size_t n = 0;
+        for (const SnapshotPart& p : ps) n += p.units.size();
+        return n;
+    };
+    EXPECT_EQ(units(s.tick(22)), 1u) << "only the moving part: the others are at rest as acknowledged";
+    EXPECT_EQ(s.builder.stats().units_at_rest - at_rest, 2u);
+    // The client resyncs the face part: its full update goes, and until that is acknowledged the
+    // part is sent again each snapshot, at rest or not.
+    s.builder.resync(0, plan[1].first, 22);
+    EXPECT_EQ(units(s.tick(24)), 2u);
+    EXPECT_EQ(units(s.tick(26)), 2u) << "the full update of tick 24 is not acknowledged yet";
+}
+
+TEST(Parts, APartThatReturnsToItsAcknowledgedStateIsSentWhileANewerOneIsUnacknowledged) {
+    // Still states X (tick 2, acknowledged), Y (tick 4, on its way), then X again at tick 6: the
+    // client holds Y, so X must be sent even though it equals the acknowledged state.
+    const Clip clip = builtin_clip("walk");
+    const SkeletonPrecision prec = plan_precision(clip.skeleton, clip.metres_per_unit);
+    const PrecisionLookup lookup = [&](uint16_t) { return &prec; };
+    Pose rest(clip.skeleton), turned(clip.skeleton);
+    turned.rot[3] = quat_from_scaled_angle_axis(vec3{0.3f, 0, 0});
+    const QCharacter x = quantize_character(rest, clip.skeleton, prec, 0), y = quantize_character(turned, clip.skeleton, prec, 0);
+    SnapshotHistory history;
+    SnapshotBuilder b;
+    auto send = [&](uint32_t tick, const QCharacter& q) {
+        const std::vector<CharacterSnapshot> now = {{0, 0, q}};
+        history.add(tick, now);
+        return b.build(tick, now, history, lookup);
+    };
+    const std::vector<SnapshotPart> first = send(2, x);
+    ASSERT_EQ(first.size(), 1u);
+    b.on_delivered(2, first[0].units);
+    EXPECT_TRUE(send(10, x).empty()) << "at rest as acknowledged: nothing to send";
+    EXPECT_EQ(send(12, y).size(), 1u);
+    EXPECT_EQ(send(14, x).size(), 1u) << "the client holds tick 12's state, not the acknowledged one";
 }

@@ -10,11 +10,13 @@
 namespace ks {
 
 void SnapshotAssembler::begin_datagram(uint32_t tick, uint32_t index, uint32_t count) {
-    (void)index;
     finish_older_than(tick);
     TickDatagrams& t = ticks_[tick];
     t.count = std::max(t.count, count);
-    ++t.received;
+    if (index < t.seen.size() && !t.seen[index]) {
+        t.seen[index] = true;
+        ++t.received;
+    }
     // Only the last few ticks matter: older entries are done with.
     while (ticks_.size() > 64) ticks_.erase(ticks_.begin());
 }
@@ -37,6 +39,12 @@ void SnapshotAssembler::add(uint16_t id, uint32_t tick, const QCharacter& state,
         c.has_pending = true;
         c.fresh_count = 0;
     }
+    if (current && c.seen_count > 0 && state.epoch != c.epoch) {  // a new motion: wait for all of it
+        std::fill(c.seen.begin(), c.seen.end(), uint8_t(0));
+        c.seen_count = 0;
+        c.fresh_count = 0;
+    }
+    if (!current && state.epoch != c.epoch) return;  // late, from another motion
     if (decoded_.size() != int(n)) decoded_ = Pose(int(n));
     dequantize_joints(decoded_, state, skeleton, prec, joints.first, joints.count);
     for (uint32_t j = joints.first; j < joints.end(); ++j) {

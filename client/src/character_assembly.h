@@ -7,9 +7,12 @@
 //
 // A tick's pose is ready when every joint was decoded for it, or every datagram of its tick has
 // arrived (the rest was not sent), or a datagram of a newer tick arrived (the rest was lost or is
-// late). A character is first shown once every joint has arrived at least once.
+// late). A character is first shown once every joint has arrived at least once, and after an
+// epoch change (teleport, reset) once every joint has arrived in the new epoch: a pose never
+// mixes a new root with joints of the old motion.
 
 #include <cstdint>
+#include <bitset>
 #include <map>
 #include <vector>
 
@@ -60,6 +63,7 @@ private:
     };
     struct TickDatagrams {
         uint32_t count = 0, received = 0;
+        std::bitset<256> seen;  // datagram indexes received (duplicates count once)
     };
     void finish(uint16_t id, Character& c);
     void finish_older_than(uint32_t tick);

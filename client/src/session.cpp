@@ -47,7 +47,7 @@ void ClientSession::connect(double now_s) {
     reliable_to_ack_.clear();
     decoder_ = SnapshotDecoder();
     poses_ = SnapshotAssembler();
-    resync_sent_.clear();
+    resyncs_.clear();
     any_tick_ = false;
     missing_ticks_.clear();
     clock_valid_ = false;
@@ -373,9 +373,10 @@ bool ClientSession::on_snapshot(const DecodedPacket::SnapshotView& m, double now
         received_ = {};  // not acknowledged: the server will not use these states as baselines
         return false;
     }
-    for (const RefusedCharacter& r : refused) {
-        ++stats_.entries_refused;
-        request_resync(r, m.tick, now_s);
+    stats_.entries_refused += refused.size();
+    for (const ResyncRequest& r : resyncs_.requests(refused, m.tick, now_s)) {
+        ++stats_.resyncs_sent;
+        send([&](const PacketHeader& h) { return build_resync(h, r.character, r.first_joint, r.tick); });
     }
     poses_.begin_datagram(m.tick, m.part, m.part_count);
     for (const DecodedCharacter& d : out) {
@@ -386,18 +387,6 @@ bool ClientSession::on_snapshot(const DecodedPacket::SnapshotView& m, double now
     poses_.end_datagram(m.tick);
     stats_.characters_decoded += out.size();
     return true;
-}
-
-// At most one request per part per 100 ms: deltas that keep failing until the full update
-// arrives do not each ask again.
-void ClientSession::request_resync(const RefusedCharacter& r, uint32_t tick, double now_s) {
-    const uint32_t first = r.error == SnapshotError::UnknownCharacter || r.error == SnapshotError::BadRange ? 0xFFFFu : r.joints.first;
-    const uint32_t key = uint32_t(r.id) << 16 | first;
-    auto [it, fresh] = resync_sent_.try_emplace(key, -1e9);
-    if (!fresh && now_s - it->second < 0.1) return;
-    it->second = now_s;
-    ++stats_.resyncs_sent;
-    send([&](const PacketHeader& h) { return build_resync(h, r.id, uint16_t(first), tick); });
 }
 
 std::vector<SnapshotAssembler::Ready> ClientSession::take_poses() { return poses_.take_ready(); }

@@ -31,6 +31,7 @@
 #include <kinesync/client/connection.h>
 
 #include "client/src/character_assembly.h"
+#include "client/src/resync_throttle.h"
 #include "common/src/codec/snapshot_codec.h"
 #include "common/src/net/connect_token.h"
 #include "common/src/net/protocol.h"
@@ -129,7 +130,6 @@ private:
     void on_packet(const net::DecodedPacket& p, double now_s, bool sealed);
     void send_ack();
     bool on_snapshot(const net::DecodedPacket::SnapshotView& m, double now_s);
-    void request_resync(const RefusedCharacter& r, uint32_t tick, double now_s);
 
     ClientSessionConfig cfg_;
     State state_ = State::Idle;
@@ -159,7 +159,7 @@ private:
     SnapshotDecoder decoder_;
     std::vector<ReceivedCharacterState> received_states_;
     SnapshotAssembler poses_;
-    std::map<uint32_t, double> resync_sent_;  // (character << 16 | first joint) -> when last asked
+    ResyncThrottle resyncs_;
     std::vector<net::EventInfo> events_;
     uint32_t newest_tick_ = 0;
     bool any_tick_ = false;

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "client/src/character_assembly.h"
+#include "client/src/resync_throttle.h"
 #include "client/src/render_clock.h"
 #include <kinesync/common/anim/ops_fk.h>
 #include "common/src/codec/snapshot_codec.h"
@@ -166,7 +167,8 @@ struct Server {
 struct Client {
     SnapshotDecoder decoder;
     SnapshotAssembler poses;
-    std::vector<RefusedCharacter> refused;  // entries to ask a full update of (sent with the next ack)
+    ResyncThrottle throttle;
+    std::vector<ResyncRequest> resyncs;  // full updates to ask for (sent with the next ack)
     AckTracker received;
     uint16_t seq = 0;
     double last_ack = -1e9, last_ping = -1e9, offset_est = 0, rtt = 0;
@@ -285,7 +287,7 @@ void server_receive(Server& s, NetLink& link, double ts) {
         for (const auto& a : acked) s.builder.on_delivered(s.meta[a.sequence % s.meta.size()].first, s.meta[a.sequence % s.meta.size()].second);
         if (p->type == MessageType::Resync) {
             const auto* m = p->message<wire::Resync>();
-            s.builder.resync(m->character_id(), m->first_joint(), m->tick());
+            if (m->tick() <= s.next_tick) s.builder.resync(m->character_id(), m->first_joint(), m->tick());
         }
         if (p->type == MessageType::Ping) {
             const auto* m = p->message<wire::Ping>();
@@ -377,7 +379,7 @@ bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPa
         scene.lookup, decoded, &refused);
     if (is_framing_error(e)) return false;
     c.received.on_received(p.sequence);
-    c.refused.insert(c.refused.end(), refused.begin(), refused.end());
+    for (const ResyncRequest& r : c.throttle.requests(refused, m.tick, arrival)) c.resyncs.push_back(r);
     if (ev.view) ev.view->add_snapshot(double(m.tick) / scene.tick_hz, arrival);
     c.poses.begin_datagram(m.tick, m.part, m.part_count);
     for (const DecodedCharacter& dc : decoded) {
@@ -421,9 +423,8 @@ void client_send(Client& c, NetLink& link, double t, double t_client, bool got_s
         c.last_ack = t_client;
         link.up.send(t, build_ack(c.received.header(c.seq++), c.newest_tick, {}));
     }
-    for (const RefusedCharacter& r : c.refused)
-        link.up.send(t, build_resync(c.received.header(c.seq++), r.id, uint16_t(r.joints.first), c.newest_tick));
-    c.refused.clear();
+    for (const ResyncRequest& r : c.resyncs) link.up.send(t, build_resync(c.received.header(c.seq++), r.character, r.first_joint, r.tick));
+    c.resyncs.clear();
     if (t_client - c.last_ping >= 0.25) {
         c.last_ping = t_client;
         link.up.send(t, build_ping(c.received.header(c.seq++), uint64_t(t_client * 1e6), uint32_t(frame_index)));

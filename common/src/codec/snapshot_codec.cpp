@@ -38,6 +38,14 @@ std::vector<JointRange> plan_parts(size_t joints) {
     return out;
 }
 
+bool is_planned_part(JointRange range, uint32_t joints) {
+    if (range.count == 0 || range.first >= joints || range.count > joints - range.first) return false;
+    if (range.first == 0 && range.count == joints) return true;
+    for (const JointRange& r : plan_parts(joints))
+        if (r.first == range.first && r.count == range.count) return true;
+    return false;
+}
+
 const char* snapshot_error_name(SnapshotError e) {
     switch (e) {
         case SnapshotError::None: return "none";
@@ -136,7 +144,7 @@ SnapshotError SnapshotDecoder::decode(uint32_t tick, std::span<const uint8_t> da
         JointRange range = (h.mode & kModePart) ? JointRange{h.first, h.count} : JointRange{0, joints};
         SnapshotError e = SnapshotError::None;
         if (prec == nullptr) e = SnapshotError::UnknownCharacter;
-        else if (range.count == 0 || range.first >= joints || range.count > joints - range.first) e = SnapshotError::BadRange;
+        else if (!is_planned_part(range, joints)) e = SnapshotError::BadRange;
         DecodedCharacter d{};
         if (e == SnapshotError::None) e = decode_entry(tick, h, *prec, range, d);
         if (e == SnapshotError::None) {

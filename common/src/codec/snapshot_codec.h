@@ -38,6 +38,8 @@ constexpr uint32_t kMaxPartJoints = 96;
 // The parts of a character of `joints` joints: one range for up to kMaxPartJoints, else equal
 // consecutive ranges.
 std::vector<JointRange> plan_parts(size_t joints);
+// Every joint, or one of plan_parts(joints): the only ranges a receiver accepts.
+bool is_planned_part(JointRange range, uint32_t joints);
 
 struct CharacterSnapshot {
     uint16_t id = 0;
@@ -66,7 +68,7 @@ enum class SnapshotError {
     UnknownCharacter,  // no skeleton known for the id (this entry only)
     MissingBaseline,   // baseline or context joints not (or no longer) in the history (this entry only)
     BadPayload,        // the coded bytes do not decode to a state that passes its check (this entry only)
-    BadRange,          // a part's joints are not within the character's skeleton (this entry only)
+    BadRange,          // a part's joints are not one of the skeleton's planned parts (this entry only)
 };
 constexpr size_t kSnapshotErrorKinds = 7;
 const char* snapshot_error_name(SnapshotError e);

@@ -624,7 +624,10 @@ void Server::publish(const TickFrame& frame) {
     prune_admission();
     // Roster changes first: new definitions, then removals (stop sending at once; tell reliably).
     std::vector<EventInfo> events = frame.events;
-    for (uint16_t id : frame.removed_characters) events.push_back({id, 0, wire::EventKind::Removed, frame.tick});
+    for (uint16_t id : frame.removed_characters) {
+        events.push_back({id, 0, wire::EventKind::Removed, frame.tick});
+        for (int why = 0; why < int(Unsent::kCount); ++why) unsent_logged_.erase({id, why});  // a new one under this id is logged anew
+    }
     for (auto& [key, s] : sessions_) {
         queue_definitions(*s, frame.added_skeletons, frame.added_characters);
         for (uint16_t id : frame.removed_characters) {

@@ -123,6 +123,7 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
 // a baseline may be, so one is always there.
 bool SnapshotBuilder::at_rest(uint32_t tick, const Candidate& u, const PerUnit& pu, const SnapshotHistory& history) const {
     if (!pu.any_acked || tick <= pu.newest_acked || tick - pu.newest_acked > cfg_.max_baseline_age_ticks / 2) return false;
+    if (pu.last_sent != pu.newest_acked) return false;  // something newer is on its way, or was lost
     const Sent& s = pu.sent[pu.newest_acked % pu.sent.size()];
     if (!s.valid || s.tick != pu.newest_acked || s.held) return false;
     const QCharacter* base = history.find(u.c->id, pu.newest_acked);
@@ -230,6 +231,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
 
         Sent& s = pu.sent[tick % pu.sent.size()];
         s = {tick, coded.delta ? coded.base_tick : tick, true, false, coded.mixed};
+        pu.last_sent = tick;
         pu.accumulator = 0.0f;
         pu.waiting_since = tick;
         pu.starved = false;
@@ -335,6 +337,7 @@ bool SnapshotBuilder::holds(const PerUnit& pu, uint32_t tick) {
 }
 
 void SnapshotBuilder::forget(uint16_t id) {
+    for (auto it = reported_.begin(); it != reported_.end();) it = it->first == id ? reported_.erase(it) : std::next(it);
     for (auto it = units_.begin(); it != units_.end();) it = unit_character(it->first) == id ? units_.erase(it) : std::next(it);
 }
 
