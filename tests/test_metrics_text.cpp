@@ -37,6 +37,9 @@ MetricsSnapshot sample_snapshot() {
     m.net.forged = 114;
     m.net.replayed = 115;
     m.net.rate_limited = 116;
+    m.net.resyncs = 117;
+    m.net.unsent_by_reason[1] = 118;  // too large
+    m.net.unsent_by_reason[3] = 119;  // starved
     m.ticks = 123456;
     m.missed_ticks = 7;
     m.clients = 3;
@@ -126,6 +129,11 @@ TEST(MetricsText, FiguresLandInTheirSamples) {
         {"kinesync_forged_total", "114"},
         {"kinesync_replayed_total", "115"},
         {"kinesync_rate_limited_total", "116"},
+        {"kinesync_resyncs_total", "117"},
+        {"kinesync_unsent_total{reason=\"budget\"}", "0"},
+        {"kinesync_unsent_total{reason=\"too_large\"}", "118"},
+        {"kinesync_unsent_total{reason=\"no_precision\"}", "0"},
+        {"kinesync_unsent_total{reason=\"starved\"}", "119"},
         {"kinesync_malformed_datagrams_total", "12"},
         {"kinesync_malformed_datagrams_by_reason_total{reason=\"too short\"}", "10"},
         {"kinesync_malformed_datagrams_by_reason_total{reason=\"flatbuffer verification failed\"}", "2"},

@@ -421,6 +421,10 @@ TEST(ServerE2E, AThousandJointRigStreamsUnderLossAndOneCorruptCharacterCostsOnly
     EXPECT_GE(c.session.stats().entries_refused, size_t(corrupted)) << "each corrupt entry refused";
     EXPECT_GE(c.session.stats().resyncs_sent, 1u);
     EXPECT_GE(h.final_stats.resyncs, 1u) << "the server heard the requests";
+    // Two 1,000-joint characters need more than the client's 256 kbit/s: parts wait their turn,
+    // and the server's exported counters say so.
+    EXPECT_GT(h.final_stats.unsent_by_reason[0], 0u) << "budget";
+    EXPECT_EQ(h.final_stats.unsent_by_reason[1] + h.final_stats.unsent_by_reason[2], 0u) << "nothing too large, no unknown skeleton";
     EXPECT_EQ(c.session.stats().snapshot_errors, 0u) << "no datagram was refused whole";
     // The others in a corrupted datagram were applied: for each corrupted tick, some entry of that
     // tick from another character or part was decoded.

@@ -119,11 +119,11 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
 }
 
 // Nothing to say: every joint of the unit is at rest (no velocities) and as in the state the client
-// acknowledged, which it keeps showing as it is. Sent again once the baseline is half as old as
-// a baseline may be, so one is always there.
+// acknowledged and in every state sent since, which it keeps showing as they are. Sent again once
+// the baseline is half as old as a baseline may be, so one is always there.
 bool SnapshotBuilder::at_rest(uint32_t tick, const Candidate& u, const PerUnit& pu, const SnapshotHistory& history) const {
     if (!pu.any_acked || tick <= pu.newest_acked || tick - pu.newest_acked > cfg_.max_baseline_age_ticks / 2) return false;
-    if (pu.last_sent != pu.newest_acked) return false;  // something newer is on its way, or was lost
+
     const Sent& s = pu.sent[pu.newest_acked % pu.sent.size()];
     if (!s.valid || s.tick != pu.newest_acked || s.held) return false;
     const QCharacter* base = history.find(u.c->id, pu.newest_acked);
@@ -133,6 +133,15 @@ bool SnapshotBuilder::at_rest(uint32_t tick, const Candidate& u, const PerUnit& 
         const bool still = q.ang[0] == 0 && q.ang[1] == 0 && q.ang[2] == 0 && q.vel[0] == 0 && q.vel[1] == 0 && q.vel[2] == 0 &&
                            q.svl[0] == 0 && q.svl[1] == 0 && q.svl[2] == 0;
         if (!still || !(q == base->joints[j])) return false;
+    }
+    // What was sent since, arrived or not, must be the same: the client may hold any of it.
+    for (uint32_t t = pu.newest_acked + 1; t < tick; ++t) {
+        const Sent& later = pu.sent[t % pu.sent.size()];
+        if (!later.valid || later.tick != t) continue;
+        const QCharacter* q = history.find(u.c->id, t);
+        if (later.held || q == nullptr || q->epoch != base->epoch ||
+            !std::equal(q->joints.begin() + u.joints.first, q->joints.begin() + u.joints.end(), base->joints.begin() + u.joints.first))
+            return false;
     }
     return true;
 }
@@ -231,7 +240,6 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
 
         Sent& s = pu.sent[tick % pu.sent.size()];
         s = {tick, coded.delta ? coded.base_tick : tick, true, false, coded.mixed};
-        pu.last_sent = tick;
         pu.accumulator = 0.0f;
         pu.waiting_since = tick;
         pu.starved = false;

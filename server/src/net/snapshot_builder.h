@@ -151,7 +151,6 @@ private:
         uint32_t void_through = 0;  // acknowledgements of ticks up to this are void (resync)
         bool any_void = false;
         uint32_t waiting_since = 0;  // tick it was last sent (or first seen)
-        uint32_t last_sent = 0;      // tick it was last sent
         bool starved = false;
     };
     struct Candidate {
