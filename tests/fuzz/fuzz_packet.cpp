@@ -76,6 +76,12 @@ void walk(const DecodedPacket& d) {
             if (!(std::fabs(v->x()) <= 1e6f && std::fabs(v->y()) <= 1e6f && std::fabs(v->z()) <= 1e6f)) std::abort();  // decode checked it
             break;
         }
+        case MessageType::Resync: {
+            const auto* r = p->message_as_Resync();
+            if (r->first_joint() >= kMaxJoints && r->first_joint() != 0xFFFF) std::abort();  // decode checked it
+            g_sink = g_sink + r->character_id() + r->tick();
+            break;
+        }
         case MessageType::NONE: std::abort();  // decode_packet never returns it
     }
 }
@@ -105,7 +111,8 @@ std::vector<std::vector<uint8_t>> seeds() {
             build_ping(h, 10, 11),
             build_pong(h, 10, 11, 12, 13),
             build_disconnect(h, "bye"),
-            build_events(h, 4, events), build_viewpoint(h, 1.0f, 2.0f, 3.0f)};
+            build_events(h, 4, events), build_viewpoint(h, 1.0f, 2.0f, 3.0f),
+            build_resync(h, 2, 96, 1234)};
 }
 
 }  // namespace
