@@ -11,22 +11,39 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <spdlog/spdlog.h>
 
 #include "client/src/session.h"
 #include "server/src/net/server.h"
+#include "programs/server/sim/clip_library.h"
 #include "programs/server/sim/world.h"
 
 using namespace ks;
 
 namespace {
 
-void run_capacity(benchmark::State& state, bool share, int workers = -1) {
+// The 31-joint CMU skeleton's shared clips (walk, run, jumps, leaps), or null without ../shared.
+const ClipLibrary* mocap_library() {
+    static const std::unique_ptr<ClipLibrary> lib = []() -> std::unique_ptr<ClipLibrary> {
+        const std::string dir = std::getenv("KS_MOCAP_DIR") ? std::getenv("KS_MOCAP_DIR") : KS_DEFAULT_MOCAP_DIR;
+        std::vector<std::string> files;
+        for (const char* f : {"cmu_02_01_walk.bvh", "cmu_35_24_run_jog.bvh", "cmu_01_01_jumps_turn_around.bvh", "cmu_05_20_dance_leaps.bvh"})
+            files.push_back(dir + "/" + f);
+        if (!std::filesystem::exists(files[0])) return nullptr;
+        return std::make_unique<ClipLibrary>(load_clip_library(files));
+    }();
+    return lib.get();
+}
+
+void run_capacity(benchmark::State& state, bool share, int workers = -1, const ClipLibrary* library = nullptr) {
     const int characters = int(state.range(0)), clients = int(state.range(1));
     if (!spdlog::get("server")) spdlog::register_logger(std::make_shared<spdlog::logger>("server"));  // silent
-    static const ClipLibrary lib = builtin_clip_library();
+    static const ClipLibrary builtin = builtin_clip_library();
+    const ClipLibrary& lib = library ? *library : builtin;
     for (auto _ : state) {
         WorldConfig wc;
         wc.characters = characters;
@@ -137,6 +154,13 @@ void BM_CapacityUnshared(benchmark::State& state) { run_capacity(state, false); 
 // The same on one core (no worker thread).
 void BM_CapacityOneCore(benchmark::State& state) { run_capacity(state, true, 0); }
 
+// The same with the 31-joint shared clips.
+void BM_CapacityMocap(benchmark::State& state) {
+    if (const ClipLibrary* lib = mocap_library()) run_capacity(state, true, -1, lib);
+    else state.SkipWithError("shared mocap clips not found (KS_MOCAP_DIR)");
+}
+
 BENCHMARK(BM_Capacity)->Name("Capacity")->Args({64, 16})->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CapacityUnshared)->Name("CapacityUnshared")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CapacityOneCore)->Name("CapacityOneCore")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CapacityMocap)->Name("CapacityMocap31")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
