@@ -217,11 +217,12 @@ std::vector<uint8_t> token_for(const Key& k, uint16_t port, uint64_t now_s, uint
 }
 
 // A token client, connected, with skeletons; snapshots flowing.
-void connect_with(UdpClient& c, const std::vector<uint8_t>& token, std::vector<std::vector<uint8_t>>* sent = nullptr) {
+void connect_with(UdpClient& c, const std::vector<uint8_t>& token, std::vector<std::vector<uint8_t>>* sent = nullptr,
+                  double within_s = 5.0) {
     std::string why;
     ASSERT_TRUE(c.session.set_connect_token(token, &why)) << why;
     c.session.connect(c.now());
-    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected && c.session.skeletons_ready(); }, 5.0, sent))
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected && c.session.skeletons_ready(); }, within_s, sent))
         << c.session.state_name() << ": " << c.session.disconnect_reason();
 }
 
@@ -310,22 +311,86 @@ TEST(ServerAuth, ReplayedSessionPacketsAndAReplayedHandshakeAreRefused) {
     EXPECT_EQ(h.stats().connects, 1u);
 }
 
-TEST(ServerAuth, AClientRestartingFromTheSamePortWithANewTokenReplacesItsSession) {
-    // The client lost its session state (a crash, a restart) but the server still holds it: a new
-    // handshake with a fresh token from the same address and port takes over at once, without
-    // waiting for the old session to time out.
+TEST(ServerAuth, AHandshakeFromAVictimsAddressWithAnotherValidTokenLeavesTheVictimConnected) {
+    // An attacker on the path holding any valid token handshakes from the victim's address and
+    // port (here: through the victim's own socket, and it reads the replies there too). Before,
+    // the server dropped the victim ("reconnected") and streamed to the attacker.
     const Key key = random_key();
     ServerHarness h(auth_world(), keyed(key));
     UdpClient c(h.port());
     connect_with(c, token_for(key, h.port(), unix_now_s()));
-    const double t0 = c.now();
+    ClientSession attacker;
+    TokenRequest other;
+    other.client_id = 777;
+    other.servers = {"127.0.0.1:" + std::to_string(h.port())};
+    std::string why;
+    ASSERT_TRUE(attacker.set_connect_token(issue_connect_token(key, other, unix_now_s()), &why)) << why;
+    c.inbound = [&](std::vector<uint8_t>& d) {
+        attacker.on_datagram(d, c.now());  // the attacker sees the victim's traffic
+        return true;
+    };
+    attacker.connect(c.now());
+    size_t decoded = 0;
+    c.run_until([&] {
+        attacker.update(c.now());
+        for (auto& d : attacker.take_outgoing()) c.send_raw(d);
+        decoded += c.session.take_received().size();
+        return false;
+    }, 2.0);
+    EXPECT_NE(attacker.state(), ConnectionState::Connected);
+    EXPECT_EQ(attacker.disconnect_code(), DisconnectCode::SessionInUse) << attacker.disconnect_reason();
+    EXPECT_EQ(c.session.state(), ConnectionState::Connected);
+    EXPECT_GT(decoded, 80u) << "the victim's stream went on (2 s at 30 Hz, 2 characters)";
+    h.stop();
+    EXPECT_EQ(h.stats().connects, 1u);
+    EXPECT_GE(h.stats().sessions_in_use, 1u);
+}
+
+TEST(ServerAuth, AClientRestartingFromTheSamePortGetsInOnceItsOldSessionTimesOut) {
+    // The client lost its session state (a crash, a restart) but the server still holds it: the new
+    // handshake from the same address and port is told the session is in use, keeps trying, and
+    // gets in when the old session times out (timeout_s = 5 s of silence).
+    const Key key = random_key();
+    ServerHarness h(auth_world(), keyed(key));
+    UdpClient c(h.port());
     connect_with(c, token_for(key, h.port(), unix_now_s()));
-    EXPECT_LT(c.now() - t0, 2.0) << "well before the 5 s timeout";
+    ClientSessionConfig cfg;
+    cfg.timeout_s = 8.0;  // a restarting client waits out the server's timeout
+    c.session = ClientSession(cfg);
+    const double t0 = c.now();
+    connect_with(c, token_for(key, h.port(), unix_now_s()), nullptr, 8.0);
+    EXPECT_GT(c.now() - t0, 3.0) << "not before the old session ended";
+    EXPECT_LT(c.now() - t0, 7.5);
     EXPECT_GT(decoded_for(c, 0.3), 5u);
     EXPECT_EQ(h.client_count(), 1u);
     h.stop();
     EXPECT_EQ(h.stats().connects, 2u);
-    EXPECT_EQ(h.stats().timeouts, 0u);
+    EXPECT_EQ(h.stats().timeouts, 1u);
+    EXPECT_GE(h.stats().sessions_in_use, 1u);
+}
+
+TEST(ServerAuth, ASpoofedClearChallengeChangesNothingInAConnectedClient) {
+    // One clear Challenge with the session's salt, as anyone who can send to the client may forge
+    // it: before, it corrupted the client's acknowledgements and kept a dead session alive.
+    const Key key = random_key();
+    ServerHarness h(auth_world(), keyed(key));
+    UdpClient c(h.port());
+    connect_with(c, token_for(key, h.port(), unix_now_s()));
+    const std::vector<uint8_t> spoof = build_challenge({60000, 0, 0}, 0, Cookie{});
+    const uint64_t unauth = c.session.stats().unauthenticated;
+    for (int i = 0; i < 5; ++i) c.session.on_datagram(spoof, c.now());
+    EXPECT_EQ(c.session.stats().unauthenticated, unauth + 5);
+    EXPECT_GT(decoded_for(c, 1.0), 40u);
+    EXPECT_EQ(c.session.stats().snapshot_errors + c.session.stats().entries_refused, 0u);
+    // The server goes silent; spoofed Challenges every 0.5 s do not keep the session alive.
+    h.stop();
+    const double t0 = c.now();
+    c.run_until([&] {
+        c.session.on_datagram(spoof, c.now());
+        return c.session.state() == ConnectionState::Disconnected;
+    }, 8.0);
+    EXPECT_EQ(c.session.state(), ConnectionState::Disconnected);
+    EXPECT_LT(c.now() - t0, 6.5);
 }
 
 TEST(ServerAuth, BadTokensAreRefusedWithAReason) {

@@ -15,6 +15,7 @@ using ks::capi::value_or;
 static_assert(int(IoMode::OwnThread) == KS_IO_OWN_THREAD && int(IoMode::Pumped) == KS_IO_PUMPED);
 static_assert(int(ConnectionState::Connected) == KS_CLIENT_CONNECTED && int(ConnectionState::Disconnected) == KS_CLIENT_DISCONNECTED);
 static_assert(int(DisconnectCode::NoToken) == KS_DISCONNECT_NO_TOKEN && int(DisconnectCode::TokenInvalid) == KS_DISCONNECT_TOKEN_INVALID);
+static_assert(int(DisconnectCode::SessionInUse) == KS_DISCONNECT_SESSION_IN_USE);
 static_assert(int(Errc::InvalidToken) == KS_ERROR_INVALID_TOKEN && int(Errc::InvalidPose) == KS_ERROR_INVALID_POSE);
 static_assert(int(ClientEventKind::CharacterAdded) == KS_EVENT_CHARACTER_ADDED && int(ClientEventKind::Reset) == KS_EVENT_RESET);
 

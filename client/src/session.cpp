@@ -1,5 +1,7 @@
 #include "client/src/session.h"
 
+#include <random>
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -8,10 +10,18 @@ namespace ks {
 
 using namespace ks::net;
 
-ClientSession::ClientSession(ClientSessionConfig cfg) : cfg_(cfg) {
-    salt_ = cfg.salt ? cfg.salt
-                     : uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) * 0x9E3779B97F4A7C15ull + 1;
+ClientSession::ClientSession(ClientSessionConfig cfg) : cfg_(cfg) {}
+
+namespace {
+// A handshake's salt: from the operating system's random source, never from a seed or the clock,
+// so no one can predict it and two processes never share one.
+uint64_t os_random_salt() {
+    std::random_device rd;
+    uint64_t v = 0;
+    while (v == 0) v = uint64_t(rd()) << 32 ^ uint64_t(rd());
+    return v;
 }
+}  // namespace
 
 const char* ClientSession::state_name() const {
     switch (state_) {
@@ -26,13 +36,13 @@ const char* ClientSession::state_name() const {
 
 namespace {
 DisconnectCode wire_code(uint8_t c) {
-    return c == 0 || c > uint8_t(DisconnectCode::NoToken) ? DisconnectCode::Unspecified : DisconnectCode(c);
+    return c == 0 || c > uint8_t(DisconnectCode::SessionInUse) ? DisconnectCode::Unspecified : DisconnectCode(c);
 }
 }  // namespace
 
 void ClientSession::connect(double now_s) {
     // A fresh start: new salt, no skeletons, no history (the server forgets us too).
-    salt_ = salt_ * 6364136223846793005ull + 1442695040888963407ull;
+    salt_ = os_random_salt();
     state_ = State::Connecting;
     connect_started_ = now_s;
     last_connect_send_ = -1e9;
@@ -199,10 +209,16 @@ void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed
             refusal_code_ = wire_code(d->code());
             return;
         }
-        if (p->type != MessageType::Challenge) {
+        if (p->type != MessageType::Challenge || state_ != State::Connecting) {
             ++stats_.unauthenticated;
             return;
         }
+    }
+    // A Challenge belongs to a handshake under way: one arriving later (late, duplicated or
+    // spoofed) changes nothing, not even when the server was last heard.
+    if (p->type == MessageType::Challenge && state_ != State::Connecting) {
+        ++stats_.unexpected;
+        return;
     }
     switch (p->type) {
         case MessageType::Challenge: {
@@ -247,7 +263,14 @@ void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed
     if (state_ != State::Connected) {
         if (p->type == MessageType::Disconnect && state_ != State::Idle && state_ != State::Disconnected) {
             // Refused during the handshake (dev mode): "server full", "too many from your address".
+            // "Session in use" (this client restarted and its old session has not timed out yet)
+            // passes: the handshake goes on and gets in once it has.
             const auto* d = p->message<wire::Disconnect>();
+            if (wire_code(d->code()) == DisconnectCode::SessionInUse) {
+                refusal_ = d->reason() ? d->reason()->str() : std::string("session in use");
+                refusal_code_ = DisconnectCode::SessionInUse;
+                return;
+            }
             reason_ = d->reason() ? d->reason()->str() : std::string("refused");
             code_ = wire_code(d->code());
             state_ = State::Disconnected;

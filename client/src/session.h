@@ -45,7 +45,6 @@ struct ClientSessionConfig {
     double ping_interval_s = 0.5;
     double viewpoint_interval_s = 0.25;
     double timeout_s = 5.0;         // no datagram from the server for this long: disconnected
-    uint64_t salt = 0;              // 0: pick one from the clock
 };
 
 struct ReceivedCharacterState {

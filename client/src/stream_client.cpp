@@ -158,7 +158,6 @@ StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_uniq
     im.cfg = cfg;
     ClientSessionConfig sc;
     sc.timeout_s = cfg.timeout_s;
-    sc.salt = cfg.seed * 0x9E3779B97F4A7C15ull + 17;
     im.session = ClientSession(sc);
     std::string host = cfg.host, port = std::to_string(cfg.port);
     if (!cfg.connect_token.empty()) {

@@ -38,6 +38,7 @@ const char* disconnect_code_name(DisconnectCode c) {
         case DisconnectCode::VersionMismatch: return "version mismatch";
         case DisconnectCode::NotAcknowledging: return "not acknowledging";
         case DisconnectCode::NoToken: return "no token";
+        case DisconnectCode::SessionInUse: return "session in use";
     }
     return "unknown";
 }

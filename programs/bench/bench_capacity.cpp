@@ -76,7 +76,6 @@ void run_capacity(benchmark::State& state, bool share, int workers = -1, const C
         std::vector<std::unique_ptr<ClientSession>> sessions;
         for (int i = 0; i < clients; ++i) {
             ClientSessionConfig cc;
-            cc.salt = uint64_t(i) * 7919 + 1;
             sessions.push_back(std::make_unique<ClientSession>(cc));
         }
         const asio::ip::address loop = asio::ip::make_address("127.0.0.1");

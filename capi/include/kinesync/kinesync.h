@@ -197,7 +197,8 @@ typedef enum ks_disconnect_code {
     KS_DISCONNECT_TOKEN_REQUIRED = 12,
     KS_DISCONNECT_VERSION_MISMATCH = 13,
     KS_DISCONNECT_NOT_ACKNOWLEDGING = 14,
-    KS_DISCONNECT_NO_TOKEN = 15
+    KS_DISCONNECT_NO_TOKEN = 15,
+    KS_DISCONNECT_SESSION_IN_USE = 16   /* a session from this address (or player) is live: retry once it ends */
 } ks_disconnect_code;
 KS_API ks_disconnect_code ks_client_disconnect_code(const ks_client* c);
 KS_API ks_result ks_client_disconnect(ks_client* c);

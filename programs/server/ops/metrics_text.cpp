@@ -112,6 +112,8 @@ std::string metrics_text(const MetricsSnapshot& m) {
         if (r != size_t(net::DecodeError::None))
             p.sample("kinesync_malformed_datagrams_by_reason_total", {{"reason", net::decode_error_name(net::DecodeError(r))}},
                      n.malformed_by_reason[r]);
+    p.counter("kinesync_sessions_in_use_total", "Handshakes refused because a live session holds that address or player.",
+              n.sessions_in_use);
     p.counter("kinesync_resyncs_total", "Full updates of one character (or part) that clients asked for after refusing an entry.",
               n.resyncs);
     p.family("kinesync_unsent_total", "counter",

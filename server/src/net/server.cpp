@@ -26,6 +26,7 @@ constexpr uint8_t kDcVersionMismatch = uint8_t(DisconnectCode::VersionMismatch);
 constexpr uint8_t kDcServerFull = uint8_t(DisconnectCode::ServerFull);
 constexpr uint8_t kDcTooManyFromAddress = uint8_t(DisconnectCode::TooManyFromAddress);
 constexpr uint8_t kDcNotAcknowledging = uint8_t(DisconnectCode::NotAcknowledging);
+constexpr uint8_t kDcSessionInUse = uint8_t(DisconnectCode::SessionInUse);
 
 constexpr uint64_t kTagSnapshot = 1ull << 60, kTagReliable = 2ull << 60, kTagMask = 0xFFFFFFFFFFFFFFull;
 
@@ -407,13 +408,22 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
         ++stats_.refused;
         return;
     }
+    // A live session is never replaced by a handshake: whoever can send from its address (or
+    // holds another token for its player) could otherwise evict it. A client that restarted gets
+    // in once its old session times out (timeout_s of silence).
     const auto it = sessions_.find(key);
-    if (it != sessions_.end()) {
-        if (it->second->salt == r->client_salt()) {
-            send_accept(*it->second);  // a duplicate of the response we accepted: our Accept was lost
-            return;
-        }
-        drop(it->second->id, "reconnected");  // same address, new client instance
+    const bool same_player = token && std::any_of(sessions_.begin(), sessions_.end(), [&](const auto& e) {
+        return e.second->sealer && e.second->user_id == token->client_id;
+    });
+    if (it != sessions_.end() && it->second->salt == r->client_salt()) {
+        send_accept(*it->second);  // a duplicate of the response we accepted: our Accept was lost
+        return;
+    }
+    if (it != sessions_.end() || same_player) {
+        ++stats_.sessions_in_use;
+        send_raw(from, build_disconnect({0, 0, 0}, "a session from this address or for this player is live: retry once it ends",
+                                        kDcSessionInUse));
+        return;
     }
     // A token opens one session, once: replaying its handshake later (even from the same address
     // and port, after that session ended) is refused until it expires.

@@ -24,6 +24,7 @@ enum class DisconnectCode : uint8_t {
     VersionMismatch = 13,    // the server speaks another protocol version
     NotAcknowledging = 14,   // dropped for leaving reliable messages unacknowledged
     NoToken = 15,            // fetch_token gave none (it threw)
+    SessionInUse = 16,       // a session from this address (or for this player) is live: retry once it ends
 };
 const char* disconnect_code_name(DisconnectCode c);
 
