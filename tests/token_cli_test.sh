@@ -8,8 +8,12 @@ bin="$1"
 work=$(mktemp -d); trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$bin/kinesync-token" keygen --out "$work/k.key"
-[ "$(stat -c %a "$work/k.key")" = 600 ] || fail "key file is not mode 0600"
+# Secrets are the owner's only from the moment they exist, whatever the umask.
+(umask 000; "$bin/kinesync-token" keygen --out "$work/k.key")
+[ "$(stat -c %a "$work/k.key")" = 600 ] || fail "key file is not mode 0600 under umask 000"
+ls "$work" | grep -q 'XXXXXX\|k.key.' && fail "a temporary file was left beside the key"
+(umask 000; "$bin/kinesync-token" keygen --out "$work/k.key")  # replaced, still 0600
+[ "$(stat -c %a "$work/k.key")" = 600 ] || fail "a replaced key file is not mode 0600"
 grep -Eq '^[0-9a-f]{64}$' "$work/k.key" || fail "key is not 64 hex digits"
 "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --key-file "$work/k.key" --characters 1 --duration 20 > "$work/server.log" 2>&1 &
 server=$!
@@ -18,7 +22,19 @@ port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$work/server.log" | grep -o '[0-
 [ -n "$port" ] || fail "server did not start: $(cat "$work/server.log")"
 grep -q "connect tokens required" "$work/server.log" || fail "server not in token mode"
 
-"$bin/kinesync-token" issue --key-file "$work/k.key" --server "127.0.0.1:$port" --client-id 7 --out "$work/t.kstoken"
+(umask 000; "$bin/kinesync-token" issue --key-file "$work/k.key" --server "127.0.0.1:$port" --client-id 7 --out "$work/t.kstoken")
+[ "$(stat -c %a "$work/t.kstoken")" = 600 ] || fail "token file is not mode 0600 under umask 000"
+# A key others can read or write is refused, naming the file and the fix.
+cp "$work/k.key" "$work/open.key"; chmod 644 "$work/open.key"
+if "$bin/kinesync-token" issue --key-file "$work/open.key" --server "127.0.0.1:$port" --out "$work/x.kstoken" > "$work/open-key.log" 2>&1; then
+  fail "a key readable by others was used"
+fi
+grep -q "chmod 600" "$work/open-key.log" || fail "no reason for the refusal: $(cat "$work/open-key.log")"
+chmod 620 "$work/open.key"
+if "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --key-file "$work/open.key" --duration 1 > "$work/open-srv.log" 2>&1; then
+  fail "the server used a key writable by its group"
+fi
+grep -q "mode 0620" "$work/open-srv.log" || fail "server: no reason: $(cat "$work/open-srv.log")"
 "$bin/kinesync-token" show "$work/t.kstoken" > "$work/show.txt"
 grep -q "client id 7" "$work/show.txt" && grep -q "server    127.0.0.1:$port" "$work/show.txt" && grep -q "(valid)" "$work/show.txt" \
   || fail "show: $(cat "$work/show.txt")"
@@ -40,4 +56,4 @@ kill $server; wait $server 2>/dev/null || true
 
 if "$bin/kinesync-server" --bind 0.0.0.0 --port 0 --duration 1 > "$work/open.log" 2>&1; then fail "served 0.0.0.0 without a key"; fi
 grep -q "without authentication" "$work/open.log" || fail "no reason: $(cat "$work/open.log")"
-echo "tokens: keygen, issue, show, one session per token, minted tokens, public bind refused"
+echo "tokens: keygen, issue, show, files 0600, open keys refused, one session per token, minted tokens, public bind refused"

@@ -62,10 +62,8 @@ int main(int argc, char** argv) {
                 std::printf("%s\n", hex.c_str());
                 return 0;
             }
-            std::ofstream f(out, std::ios::trunc);
-            if (!f || !(f << hex << "\n")) return fail(out + ": cannot write the key");
-            f.close();
-            ::chmod(out.c_str(), 0600);
+            const std::string line = hex + "\n";
+            net::write_secret_file(out, std::vector<uint8_t>(line.begin(), line.end()));
             return 0;
         }
         if (issue->parsed()) {
@@ -75,9 +73,7 @@ int main(int argc, char** argv) {
             r.valid_for_s = valid_for;
             r.user_data.assign(user_data.begin(), user_data.end());
             const std::vector<uint8_t> token = net::issue_connect_token(net::read_key_file(key_file), r, net::unix_now_s());
-            std::ofstream f(out, std::ios::binary | std::ios::trunc);
-            if (!f || !f.write(reinterpret_cast<const char*>(token.data()), std::streamsize(token.size())))
-                return fail(out + ": cannot write the token");
+            net::write_secret_file(out, token);  // it holds the session keys: the owner's only
             return 0;
         }
         std::ifstream in(file, std::ios::binary);

@@ -26,8 +26,13 @@ std::string canonical_address(std::string_view address_and_port);
 std::string key_to_hex(const Key& key);
 std::optional<Key> key_from_hex(std::string_view hex);
 // Reads a key file (64 hex digits, surrounding white space ignored); throws std::runtime_error
-// naming the file when it cannot.
+// naming the file when it cannot, or when group or others may read or write it (as ssh refuses
+// such a key: chmod 600 it).
 Key read_key_file(const std::string& path);
+// Writes a secret (a key, a token) to `path` so that it is never readable by anyone but the owner,
+// whatever the umask: into a new file created with mode 0600 beside it, then renamed over `path`.
+// Throws std::runtime_error naming the file when it cannot.
+void write_secret_file(const std::string& path, const std::vector<uint8_t>& bytes);
 
 struct TokenRequest {
     uint64_t client_id = 0;
