@@ -105,16 +105,24 @@ struct HttpEndpoint::Impl {
     bool stopped = false;
 
     void accept();
+    bool make_room(const asio::ip::address& peer);
 };
 
 struct HttpEndpoint::Impl::Connection : std::enable_shared_from_this<Connection> {
     Impl& owner;
     tcp::socket socket;
-    asio::steady_timer deadline;
+    asio::steady_timer deadline, head_deadline;
     std::string in, out;
     std::array<char, 512> scratch{};
+    asio::ip::address peer;
+    std::chrono::steady_clock::time_point opened = std::chrono::steady_clock::now();
+    bool head_done = false, closed = false;
 
-    Connection(Impl& o, tcp::socket s) : owner(o), socket(std::move(s)), deadline(owner.io) { owner.connections.insert(this); }
+    Connection(Impl& o, tcp::socket s) : owner(o), socket(std::move(s)), deadline(owner.io), head_deadline(owner.io) {
+        asio::error_code ec;
+        peer = socket.remote_endpoint(ec).address();
+        owner.connections.insert(this);
+    }
     ~Connection() { owner.connections.erase(this); }
 
     void start() {
@@ -122,11 +130,17 @@ struct HttpEndpoint::Impl::Connection : std::enable_shared_from_this<Connection>
         deadline.async_wait([self = shared_from_this()](const asio::error_code& ec) {
             if (!ec) self->close();
         });
+        head_deadline.expires_after(after(owner.cfg.header_timeout_s));
+        head_deadline.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+            if (!ec && !self->head_done) self->close();
+        });
         asio::async_read_until(socket, asio::dynamic_buffer(in, owner.cfg.max_request_bytes), "\r\n\r\n",
                                [self = shared_from_this()](const asio::error_code& ec, size_t n) { self->on_head(ec, n); });
     }
 
     void on_head(const asio::error_code& ec, size_t n) {
+        head_done = true;
+        head_deadline.cancel();
         // A full buffer without the end of the head: too long (or not HTTP at all).
         if (ec == asio::error::not_found) return respond({400, "text/plain; charset=utf-8", "request too large\n"}, false);
         if (ec) return close();  // the peer went away, or the deadline closed the socket
@@ -163,10 +177,30 @@ struct HttpEndpoint::Impl::Connection : std::enable_shared_from_this<Connection>
 
     void close() {
         asio::error_code ignored;
+        closed = true;
         deadline.cancel();
+        head_deadline.cancel();
         socket.close(ignored);
     }
 };
+
+// Room for a newcomer from `peer`: false when its address holds its share; else true, after
+// evicting the oldest connection still sending its head if every slot is taken (false if none is).
+bool HttpEndpoint::Impl::make_room(const asio::ip::address& peer) {
+    int live = 0, same = 0;
+    Connection* oldest_slow = nullptr;
+    for (Connection* c : connections) {
+        if (c->closed) continue;
+        ++live;
+        same += c->peer == peer;
+        if (!c->head_done && (!oldest_slow || c->opened < oldest_slow->opened)) oldest_slow = c;
+    }
+    if (same >= cfg.max_connections_per_address) return false;
+    if (live < cfg.max_connections) return true;
+    if (!oldest_slow) return false;
+    oldest_slow->close();
+    return true;
+}
 
 void HttpEndpoint::Impl::accept() {
     acceptor.async_accept([this](const asio::error_code& ec, tcp::socket s) {
@@ -180,7 +214,9 @@ void HttpEndpoint::Impl::accept() {
             });
             return;
         }
-        if (int(connections.size()) >= cfg.max_connections) {
+        asio::error_code pe;
+        const asio::ip::address peer = s.remote_endpoint(pe).address();
+        if (pe || !make_room(peer)) {
             asio::error_code ignored;
             s.close(ignored);
         } else {

@@ -5,7 +5,10 @@
 // The endpoint reads one request head of at most max_request_bytes, hands the method and path
 // (query string dropped) to the handler, writes its answer with Content-Length and
 // "Connection: close", and closes the connection. A request that is not HTTP, too long, or too slow
-// (idle_timeout_s) gets 400 or is dropped; a handler that throws gives 500; HEAD gets the
+// (its head later than header_timeout_s, the whole exchange later than idle_timeout_s) gets 400 or
+// is dropped; connections held open without a request (slowloris) cannot keep a probe out: one
+// address holds at most max_connections_per_address, and a newcomer evicts the oldest connection
+// still sending its head when every slot is taken; a handler that throws gives 500; HEAD gets the
 // headers only. Nothing a peer sends can stop it, block it for longer than the timeout, or reach
 // the caller other than through the handler, which runs on the endpoint's thread (so it must be
 // thread-safe with respect to the rest of the program).
@@ -31,8 +34,11 @@ struct HttpEndpointConfig {
     std::string bind = "127.0.0.1";
     uint16_t port = 0;                // 0: any free port (see HttpEndpoint::port())
     size_t max_request_bytes = 4096;  // the request head (request line and headers)
+    double header_timeout_s = 1.0;    // the request head must have arrived this long after the connection opened
     double idle_timeout_s = 2.0;      // a connection is closed this long after it opened, whatever it did
-    int max_connections = 32;         // more at once are closed as soon as accepted
+    int max_connections = 32;         // at most this many at once: a newcomer then evicts the oldest
+                                      // one still sending its head (slowloris), or is closed if none is
+    int max_connections_per_address = 8;  // more from one address are closed as soon as accepted
 };
 
 class HttpEndpoint {
