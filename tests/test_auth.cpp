@@ -460,7 +460,14 @@ TEST(ServerAuth, APublicBindNeedsAKeyOrAnExplicitDevMode) {
     sc.public_address = "203.0.113.7:40000";
     EXPECT_NO_THROW(StreamServer{sc});
     sc.private_key.reset();
-    sc.insecure_dev = true;
+    sc.insecure_dev = true;  // one yes is not enough off loopback
+    try {
+        StreamServer s(sc);
+        ADD_FAILURE() << "served 0.0.0.0 unauthenticated on one flag";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("insecure_dev_public"), std::string::npos) << e.what();
+    }
+    sc.insecure_dev_public = true;
     EXPECT_NO_THROW(StreamServer{sc});
 }
 
@@ -535,4 +542,19 @@ TEST(ServerAdmission, ASessionFloodingPingsGetsAtMostItsBurstOfPongs) {
     EXPECT_LE(pongs, 102u);
     EXPECT_GE(pongs, 99u);
     EXPECT_GE(p.server->stats().rate_limited, 898u);
+}
+
+TEST(ServerAdmission, LoopbackPeersMeetThePerAddressLimitsWhenAskedTo) {
+    // Local test bots are exempt by default; limit_loopback makes the limits testable on loopback.
+    for (const bool limit : {false, true}) {
+        StreamServerConfig sc;
+        sc.limit_loopback = limit;
+        ServerHarness h(auth_world(), sc);
+        UdpClient c(h.port());
+        for (uint16_t i = 0; i < 60; ++i) c.send_raw(build_connect_request({i, 0, 0}, uint64_t(i) + 1));
+        c.run_until([] { return false; }, 0.3);
+        h.stop();
+        if (limit) EXPECT_GE(h.stats().rate_limited, 30u) << "60 handshakes at once, a burst of 20";
+        else EXPECT_EQ(h.stats().rate_limited, 0u);
+    }
 }

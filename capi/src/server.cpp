@@ -39,6 +39,7 @@ void ks_server_config_init(ks_server_config* cfg) {
     cfg->private_key_hex = nullptr;
     cfg->public_address = nullptr;
     cfg->insecure_dev = 0;
+    cfg->insecure_dev_public = 0;
 }
 
 ks_result ks_token_issue(const char* private_key_hex, const char* const* servers, int server_count, uint64_t client_id,
@@ -90,6 +91,7 @@ ks_result ks_server_create(const ks_server_config* cfg, ks_server** out) {
         }
         if (cfg->public_address) c.public_address = cfg->public_address;
         c.insecure_dev = cfg->insecure_dev != 0;
+        c.insecure_dev_public = cfg->insecure_dev_public != 0;
         *out = new ks_server(c);
         return KS_OK;
     });

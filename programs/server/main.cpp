@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     app.add_option("--teleport-every", wc.controller.teleport_every_s, "teleport each character about every S seconds (0: never)")->capture_default_str();
     app.add_option("--reset-every", wc.controller.reset_every_s, "reset each character into another clip about every S seconds (0: never)")->capture_default_str();
     app.add_option("--seed", wc.seed, "seed for every random choice")->capture_default_str();
-    app.add_option("--bind", sc.bind, "address to bind (a non-loopback address needs --key-file or --insecure-dev)")->capture_default_str();
+    app.add_option("--bind", sc.bind, "address to bind (a non-loopback address needs --key-file, or --insecure-dev --insecure-dev-public)")->capture_default_str();
     std::string key_file;
     app.add_option("--key-file", key_file,
                    "the private key shared with the game's backend (kinesync-token keygen): only clients with a connect token get in, "
@@ -119,7 +119,10 @@ int main(int argc, char** argv) {
                    "ADDRESS:PORT connect tokens must name (default: under Agones, the GameServer's address and port from the SDK; "
                    "else --bind and the port; needed when binding 0.0.0.0)");
     app.add_flag("--insecure-dev", sc.insecure_dev,
-                 "serve without connect tokens or encryption even on a non-loopback address (anyone can connect or spoof)");
+                 "serve without connect tokens or encryption even on a non-loopback address (anyone can connect or spoof); "
+                 "needs --insecure-dev-public as well");
+    app.add_flag("--insecure-dev-public", sc.insecure_dev_public,
+                 "yes, really: serve unauthenticated on a non-loopback address (every stats line then warns)");
     app.add_option("--port", port, "UDP port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
     app.add_option("--snapshot-hz", sc.snapshot_hz, "snapshots per second to each client")->capture_default_str()->check(CLI::Range(1.0f, 240.0f));
     app.add_option("--bandwidth", bandwidth_kbps, "per-client budget, kbit/s of UDP payload")->capture_default_str()->check(CLI::PositiveNumber);
@@ -345,6 +348,10 @@ int main(int argc, char** argv) {
     }
 
     uint64_t missed = 0;
+    asio::error_code bind_ec;
+    const asio::ip::address bind_address = asio::ip::make_address(sc.bind, bind_ec);
+    const bool insecure_public = sc.network && !sc.private_key && sc.insecure_dev && sc.insecure_dev_public &&
+                                 !(!bind_ec && bind_address.is_loopback());
     auto stats_line = [&](const char* when) {
         double p50 = 0, p99 = 0;
         server->take_tick_times(p50, p99);
@@ -358,7 +365,10 @@ int main(int argc, char** argv) {
         f.forged = st.net.forged;
         f.replayed = st.net.replayed;
         f.rate_limited = st.net.rate_limited;
-        log->info("{}", stats_summary_line(when, f, st.clients));
+        if (insecure_public)
+            log->warn("{} | INSECURE: dev mode on {}, anyone can connect, spoof and read", stats_summary_line(when, f, st.clients), sc.bind);
+        else
+            log->info("{}", stats_summary_line(when, f, st.clients));
         if (log->should_log(spdlog::level::debug))
             for (const net::ClientReport& c : st.clients) log->debug("{}: {}", when, client_stats_line(c));
     };

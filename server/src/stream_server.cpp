@@ -202,7 +202,8 @@ StreamServer::StreamServer(const StreamServerConfig& cfg) : impl_(std::make_uniq
         sc.reliable_timeout_s = cfg.reliable_timeout_s;
         sc.max_sessions_per_address = cfg.max_sessions_per_address;
         sc.private_key = cfg.private_key;
-        sc.insecure_dev = cfg.insecure_dev;
+        sc.insecure_dev = cfg.insecure_dev && cfg.insecure_dev_public;  // on loopback dev mode needs neither
+        sc.limit_loopback = cfg.limit_loopback;
         sc.public_address = cfg.public_address;
         sc.receive_buffer_bytes = cfg.receive_buffer_bytes;
         impl_->server = std::make_unique<net::Server>(impl_->io, sc, impl_->roster);

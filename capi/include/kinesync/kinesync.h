@@ -76,7 +76,7 @@ KS_API const char* ks_version(void);
 typedef struct ks_server ks_server;
 
 typedef struct ks_server_config {
-    const char* bind;        /* "127.0.0.1"; a public address needs private_key_hex or insecure_dev */
+    const char* bind;        /* "127.0.0.1"; a public address needs private_key_hex, or insecure_dev and insecure_dev_public */
     uint16_t port;           /* 40000; 0: any free port */
     int network;             /* 1; 0: no socket (an offline run that only records) */
     float tick_hz;           /* 60 */
@@ -90,7 +90,8 @@ typedef struct ks_server_config {
      * mode, no authentication). With it only token holders get in and sessions are sealed. */
     const char* private_key_hex;
     const char* public_address; /* "address:port" tokens name; NULL: bind and port */
-    int insecure_dev;           /* 1: allow dev mode on a non-loopback bind (anyone can connect) */
+    int insecure_dev;           /* 1: allow dev mode on a non-loopback bind (anyone can connect)... */
+    int insecure_dev_public;    /* ...with this 1 too: a second, explicit yes */
 } ks_server_config;
 
 KS_API void ks_server_config_init(ks_server_config* cfg);

@@ -133,8 +133,8 @@ void Server::resolve_security() {
     if (!cfg_.private_key) {
         if (!cfg_.insecure_dev && !loopback && !cfg_.transport)
             throw Error(Errc::InvalidConfig, "refusing to serve " + cfg_.bind + " without authentication: give the servers' private key " +
-                                     "(connect tokens; kinesync-server --key-file) or ask for the unauthenticated dev mode explicitly " +
-                                     "(insecure_dev; --insecure-dev)");
+                                     "(connect tokens; kinesync-server --key-file) or ask for the unauthenticated dev mode explicitly, " +
+                                     "twice (insecure_dev and insecure_dev_public; --insecure-dev --insecure-dev-public)");
         return;
     }
     secure_ = true;
@@ -210,7 +210,7 @@ void Server::send_raw(const asio::ip::udp::endpoint& to, const std::vector<uint8
     stats_.bytes_out += bytes.size();
 }
 
-void Server::send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag) {
+size_t Server::send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag) {
     const uint16_t seq = s.next_sequence++;
     std::vector<uint8_t> bytes = build(s.received.header(seq));
     if (s.sealer) bytes = s.sealer->seal(bytes);
@@ -219,6 +219,7 @@ void Server::send(Session& s, const std::function<std::vector<uint8_t>(const Pac
     s.bytes_sent += bytes.size() + 28;
     s.bytes_window += bytes.size() + 28;
     send_raw(s.ep, bytes);
+    return bytes.size();
 }
 
 namespace {
@@ -542,7 +543,7 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
             const uint32_t pid = m->ping_id();
             const uint64_t st = server_time_us();
             const uint32_t tick = tick_;
-            send(s, [=](const PacketHeader& h) { return build_pong(h, ct, pid, st, tick); }, 0);
+            s.builder.charge(send(s, [=](const PacketHeader& h) { return build_pong(h, ct, pid, st, tick); }, 0));  // shares the budget
             break;
         }
         case MessageType::Viewpoint: {

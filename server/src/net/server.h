@@ -156,7 +156,7 @@ private:
     void account_unsent(Session& s);
     vec3 root_metres(const CharacterSnapshot& c) const;
     void send_reliable(Session& s, bool force);
-    void send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag);
+    size_t send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag);  // bytes sent
     void send_raw(const asio::ip::udp::endpoint& to, const std::vector<uint8_t>& bytes);
     void drop(uint32_t id, const char* why);
     double now_s() const;

@@ -66,7 +66,13 @@ struct StreamServerConfig {
     // in dev mode, unauthenticated: allowed on a loopback bind, elsewhere only with insecure_dev.
     std::optional<net::Key> private_key;
     bool insecure_dev = false;
+    // Dev mode on a non-loopback address needs this too: a second, explicit yes to anyone on the
+    // network connecting, spoofing and reading every stream.
+    bool insecure_dev_public = false;
     std::string public_address;  // "address:port" tokens name; "": bind:port (bind must then be specific)
+    // Loopback peers count against the per-address limits too (off: local test bots are exempt).
+    // For tests of the limits, which cannot otherwise run without a network namespace.
+    bool limit_loopback = false;
 };
 
 struct StreamServerStats {
