@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one command: set up (Debian packages), build, and run the whole test suite, then the same
-# suite again under AddressSanitizer + UndefinedBehaviorSanitizer, then two fuzz targets briefly.
+# suite again under AddressSanitizer + UndefinedBehaviorSanitizer, then three fuzz targets briefly.
 #   ./check.sh            everything
 #   ./check.sh --no-setup skip the apt-get step (packages already installed)
 #   ./check.sh --fast     skip the sanitizer build and the fuzzing
@@ -34,19 +34,25 @@ if [ "$sanitize" = 1 ]; then
     ctest --test-dir build-asan --output-on-failure -j "$jobs"
 fi
 if [ "$sanitize" = 1 ]; then
-  # libFuzzer (clang) for a bounded time: the datagram decoder, and the server's whole datagram
-  # handling (sessions, cookies, acks, reliable messages, snapshots) from scripted peers.
+  # libFuzzer (clang) for a bounded time: the datagram decoder, the server's whole datagram
+  # handling (sessions, cookies, acks, reliable messages, snapshots) from scripted peers, and the
+  # client's (handshake, definitions, snapshots in parts, refusals) from a scripted server.
   echo "== fuzzing (clang + libFuzzer, 15 s per target) =="
   mkdir -p build-fuzz
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKS_FUZZ=ON -DKS_BUILD_TOOLS=OFF -DKS_BUILD_TESTS=OFF \
     -DKS_BUILD_BENCH=OFF -DKS_CODEC_CHECK=OFF > build-fuzz/configure.log
-  cmake --build build-fuzz -j "$jobs" --target kinesync-fuzz-packet kinesync-fuzz-server
-  mkdir -p build-fuzz/corpus-packet build-fuzz/corpus-server
+  cmake --build build-fuzz -j "$jobs" --target kinesync-fuzz-packet kinesync-fuzz-server kinesync-fuzz-client
+  mkdir -p build-fuzz/corpus-packet build-fuzz/corpus-server build-fuzz/corpus-client
   ./build-fuzz/kinesync-fuzz-packet -ks_write_seeds=build-fuzz/corpus-packet > /dev/null
   # Server scripts: a dev-mode and a token-mode one (handshakes, then sealed records).
   printf '\x00\x80\x00\x00\x01\x00\x00\x81\x00\x00' > build-fuzz/corpus-server/seed-dev
   printf '\x01\x80\x00\x00\xc0\x02\x00\x00\x00\xc0\x00\x00\x81\x00\x00\x41\x00\x00' > build-fuzz/corpus-server/seed-tokens
   ./build-fuzz/kinesync-fuzz-packet -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-packet 2>&1 | tail -1
   ./build-fuzz/kinesync-fuzz-server -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-server 2>&1 | tail -1
+  # Client scripts: the server's handshake, skeleton definitions (one of 200 joints), then a
+  # snapshot of a whole character, or of a part.
+  printf '\x80\x00\x00\x40\x00\x00\x20\x0c\x00\x02\x00\x00\x00\x00\x01\x03\x01\x00\x00\x02\x00' > build-fuzz/corpus-client/seed-connected
+  printf '\x80\x00\x00\x40\x00\x00\x20\x10\x00\x04\x00\x00\x00\x00\x02\x03\x01\x01\x04\x00\x54\x02\x00\x00' > build-fuzz/corpus-client/seed-part
+  ./build-fuzz/kinesync-fuzz-client -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-client 2>&1 | tail -1
 fi
 echo "== all checks passed =="

@@ -3,6 +3,7 @@
 // applied, a resync brings one part back in full, and the client's assembly of whole poses.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <random>
 
@@ -10,6 +11,7 @@
 #include <kinesync/offline/game_rig.h>
 #include "client/src/character_assembly.h"
 #include "client/src/resync_throttle.h"
+#include "client/src/session.h"
 #include "common/src/codec/snapshot_codec.h"
 #include "server/src/net/snapshot_builder.h"
 #include "tests/support/codec_sim.h"
@@ -417,4 +419,25 @@ TEST(Parts, APartThatReturnsToItsAcknowledgedStateIsSentWhileANewerOneIsUnacknow
     EXPECT_TRUE(send(10, x).empty()) << "at rest as acknowledged: nothing to send";
     EXPECT_EQ(send(12, y).size(), 1u);
     EXPECT_EQ(send(14, x).size(), 1u) << "the client holds tick 12's state, not the acknowledged one";
+}
+
+TEST(Parts, AServerJumpingItsTickAheadCostsTheClientNothing) {
+    // A snapshot four billion ticks after the previous one: the lost ones are counted, not listed.
+    ClientSession session;
+    session.connect(0.0);
+    session.update(0.0);
+    uint64_t salt = 0;
+    for (const auto& d : session.take_outgoing())
+        if (const auto p = net::decode_packet(d); p && p->type == net::MessageType::ConnectRequest)
+            salt = p->message<net::wire::ConnectRequest>()->client_salt();
+    session.on_datagram(net::build_challenge({1, 0, 0}, salt, net::Cookie{}), 0.0);
+    session.on_datagram(net::build_accept({2, 0, 0}, {7, 60, 30, 0, 0}), 0.0);
+    ASSERT_EQ(session.state(), ConnectionState::Connected);
+    const std::vector<uint8_t> empty = {kSnapshotFormat, 0x80, 0x00};
+    session.on_datagram(net::build_snapshot({3, 0, 0}, 2, 0, 1, empty), 0.1);
+    const auto t0 = std::chrono::steady_clock::now();
+    session.on_datagram(net::build_snapshot({4, 0, 0}, 4000000002u, 0, 1, empty), 0.2);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(100));
+    EXPECT_EQ(session.stats().snapshots_lost, 1999999999u);
+    EXPECT_EQ(session.stats().snapshots_received, 2u);
 }

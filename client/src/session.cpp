@@ -323,11 +323,15 @@ void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed
             // (reordering is not loss). Remembered for 256 snapshot intervals.
             const uint32_t step = uint32_t(std::max(1L, std::lround(double(tick_hz_) / double(std::max(1.0f, snapshot_hz_)))));
             if (!any_tick_ || m.tick > newest_tick_) {
-                if (any_tick_)
-                    for (uint32_t t = newest_tick_ + step; t + step / 2 < m.tick; t += step) {
-                        missing_ticks_.insert(t);
-                        ++stats_.snapshots_lost;
-                    }
+                if (any_tick_) {
+                    // The ticks k * step after the newest with k * step + step / 2 < gap; only the
+                    // last 256 are remembered (a server jumping ahead cannot make this grow).
+                    const uint64_t gap = uint64_t(m.tick) - newest_tick_;
+                    const uint64_t skipped = gap > step / 2 ? (gap - step / 2 - 1) / step : 0;
+                    stats_.snapshots_lost += skipped;
+                    for (uint64_t k = skipped > 256 ? skipped - 255 : 1; k <= skipped; ++k)
+                        missing_ticks_.insert(uint32_t(newest_tick_ + k * step));
+                }
                 newest_tick_ = m.tick;
                 any_tick_ = true;
                 ++stats_.snapshots_received;
