@@ -15,6 +15,7 @@
 #include "common/src/codec/snapshot_codec.h"
 #include "server/src/net/snapshot_builder.h"
 #include "tests/support/codec_sim.h"
+#include "tests/support/snapshot_entries.h"
 
 using namespace ks;
 
@@ -47,43 +48,11 @@ struct Stream {
     }
 };
 
-// Entry modes of a payload (id -> mode byte), read with the payload's own framing.
+// Entry modes of a payload (id -> mode byte).
 std::vector<std::pair<uint16_t, uint32_t>> entry_modes(const std::vector<uint8_t>& data) {
     std::vector<std::pair<uint16_t, uint32_t>> out;
-    size_t pos = 1;
-    uint32_t count = 0, v = 0;
-    get_varint(data, pos, count);
-    for (uint32_t i = 0; i < count; ++i) {
-        uint32_t id = 0;
-        get_varint(data, pos, id);
-        const uint32_t mode = data[pos++];
-        if (mode & kModePart) get_varint(data, pos, v), get_varint(data, pos, v);
-        if ((mode & kModeMask) >= 1) get_varint(data, pos, v), get_varint(data, pos, v);
-        if ((mode & kModeMask) == 2) get_varint(data, pos, v);
-        uint32_t len = 0;
-        get_varint(data, pos, len);
-        out.push_back({uint16_t(id), mode});
-        pos += len;
-    }
+    for (const test::PayloadEntry& e : test::payload_entries(data)) out.push_back({e.id, e.mode});
     return out;
-}
-
-// Where entry `index`'s coded bytes start and how many there are.
-std::pair<size_t, size_t> entry_bytes(const std::vector<uint8_t>& data, uint32_t index) {
-    size_t pos = 1;
-    uint32_t count = 0, v = 0;
-    get_varint(data, pos, count);
-    for (uint32_t i = 0;; ++i) {
-        get_varint(data, pos, v);
-        const uint32_t mode = data[pos++];
-        if (mode & kModePart) get_varint(data, pos, v), get_varint(data, pos, v);
-        if ((mode & kModeMask) >= 1) get_varint(data, pos, v), get_varint(data, pos, v);
-        if ((mode & kModeMask) == 2) get_varint(data, pos, v);
-        uint32_t len = 0;
-        get_varint(data, pos, len);
-        if (i == index) return {pos, len};
-        pos += len;
-    }
 }
 
 }  // namespace
@@ -157,7 +126,9 @@ TEST(Parts, ACorruptEntryIsRefusedAloneAndTheOthersInItsDatagramAreApplied) {
     }
     // Flip a bit in the middle of the second entry's coded bytes.
     std::vector<uint8_t>& data = sent[0].data;
-    const auto [at, len] = entry_bytes(data, 1);
+    const std::vector<test::PayloadEntry> entries = test::payload_entries(data);
+    ASSERT_GE(entries.size(), 2u);
+    const size_t at = entries[1].coded_at, len = entries[1].coded_bytes;
     ASSERT_GT(len, 4u);
     data[at + len / 2] ^= 0x10;
     std::vector<DecodedCharacter> out;
@@ -292,6 +263,25 @@ TEST(Parts, AnAcknowledgementOfADeltaAgainstAVoidedBaselineDoesNotRevive) {
     const std::vector<SnapshotPart> next = s.tick(16);
     ASSERT_EQ(entry_modes(next[0].data).size(), 1u);
     EXPECT_EQ(entry_modes(next[0].data)[0].second & kModeMask, 0u) << "full, not a delta against a state the client lacks";
+}
+
+TEST(Parts, PartArithmeticMatchesThePlanForEverySize) {
+    for (uint32_t n = 1; n <= 1024; ++n) {
+        const std::vector<JointRange> plan = plan_parts(n);
+        ASSERT_EQ(part_count(n), plan.size()) << n;
+        for (uint32_t k = 0; k < plan.size(); ++k) {
+            ASSERT_EQ(part_range(n, k).first, plan[k].first) << n;
+            ASSERT_EQ(part_range(n, k).count, plan[k].count) << n;
+        }
+        // Every range starting at a joint near a part boundary: accepted exactly when planned.
+        for (const JointRange& r : plan)
+            for (uint32_t first : {r.first, r.first + 1, r.first > 0 ? r.first - 1 : 0u})
+                for (uint32_t count : {r.count, r.count + 1, r.count - 1, n - first}) {
+                    const bool planned = (first == 0 && count == n) ||
+                                         std::any_of(plan.begin(), plan.end(), [&](const JointRange& p) { return p.first == first && p.count == count; });
+                    ASSERT_EQ(is_planned_part({first, count}, n), planned && count > 0 && first < n) << n << " " << first << " " << count;
+                }
+    }
 }
 
 TEST(Parts, OnlyThePlannedPartsOfASkeletonAreAccepted) {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include <kinesync/common/record/recording.h>
+#include "tests/support/snapshot_entries.h"
 #include "tests/support/udp_harness.h"
 
 using namespace ks;
@@ -350,27 +351,12 @@ namespace {
 // Flips a bit in the middle of a snapshot datagram's entry `index` (dev mode: datagrams are clear).
 bool corrupt_entry(std::vector<uint8_t>& d, uint32_t index, uint16_t* id_out) {
     if (d.size() <= net::kSnapshotHeaderBytes + 3) return false;
-    const std::span<const uint8_t> data(d.data() + net::kSnapshotHeaderBytes, d.size() - net::kSnapshotHeaderBytes);
-    if (data[0] != kSnapshotFormat) return false;
-    size_t pos = 1;
-    uint32_t count = 0, v = 0;
-    get_varint(data, pos, count);
-    for (uint32_t i = 0; i < count; ++i) {
-        uint32_t id = 0, len = 0;
-        get_varint(data, pos, id);
-        const uint32_t mode = data[pos++];
-        if (mode & kModePart) get_varint(data, pos, v), get_varint(data, pos, v);
-        if ((mode & kModeMask) >= 1) get_varint(data, pos, v), get_varint(data, pos, v);
-        if ((mode & kModeMask) == 2) get_varint(data, pos, v);
-        get_varint(data, pos, len);
-        if (i == index && len > 4) {
-            d[net::kSnapshotHeaderBytes + pos + len / 2] ^= 0x20;
-            *id_out = uint16_t(id);
-            return true;
-        }
-        pos += len;
-    }
-    return false;
+    const std::vector<PayloadEntry> entries =
+        payload_entries(std::span<const uint8_t>(d.data() + net::kSnapshotHeaderBytes, d.size() - net::kSnapshotHeaderBytes));
+    if (entries.size() <= index || entries[index].coded_bytes <= 4) return false;
+    d[net::kSnapshotHeaderBytes + entries[index].coded_at + entries[index].coded_bytes / 2] ^= 0x20;
+    *id_out = entries[index].id;
+    return true;
 }
 }  // namespace
 

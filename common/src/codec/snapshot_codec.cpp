@@ -25,25 +25,29 @@ bool get_varint(std::span<const uint8_t> in, size_t& pos, uint32_t& v) {
 }
 
 
+uint32_t part_count(uint32_t joints) { return joints <= kMaxPartJoints ? 1u : (joints + kMaxPartJoints - 1) / kMaxPartJoints; }
+
+// Equal consecutive ranges: the first joints % parts get one joint more.
+JointRange part_range(uint32_t joints, uint32_t k) {
+    const uint32_t parts = part_count(joints), base = joints / parts, extra = joints % parts;
+    return {k * base + std::min(k, extra), base + (k < extra ? 1u : 0u)};
+}
+
 std::vector<JointRange> plan_parts(size_t joints) {
-    const uint32_t n = uint32_t(joints);
-    if (n <= kMaxPartJoints) return {{0, n}};
-    const uint32_t parts = (n + kMaxPartJoints - 1) / kMaxPartJoints;
     std::vector<JointRange> out;
-    for (uint32_t k = 0, first = 0; k < parts; ++k) {
-        const uint32_t count = n / parts + (k < n % parts ? 1 : 0);
-        out.push_back({first, count});
-        first += count;
-    }
+    for (uint32_t k = 0; k < part_count(uint32_t(joints)); ++k) out.push_back(part_range(uint32_t(joints), k));
     return out;
 }
 
 bool is_planned_part(JointRange range, uint32_t joints) {
     if (range.count == 0 || range.first >= joints || range.count > joints - range.first) return false;
     if (range.first == 0 && range.count == joints) return true;
-    for (const JointRange& r : plan_parts(joints))
-        if (r.first == range.first && r.count == range.count) return true;
-    return false;
+    const uint32_t parts = part_count(joints), base = joints / parts, extra = joints % parts;
+    // The part that would start at range.first, if any.
+    const uint32_t k = range.first < extra * (base + 1) ? range.first / (base + 1) : extra + (range.first - extra * (base + 1)) / base;
+    if (k >= parts) return false;
+    const JointRange r = part_range(joints, k);
+    return r.first == range.first && r.count == range.count;
 }
 
 const char* snapshot_error_name(SnapshotError e) {

@@ -38,6 +38,10 @@ constexpr uint32_t kMaxPartJoints = 96;
 // The parts of a character of `joints` joints: one range for up to kMaxPartJoints, else equal
 // consecutive ranges.
 std::vector<JointRange> plan_parts(size_t joints);
+// The same without allocating (the builder's and decoder's per-entry path): how many parts, and
+// part k of them.
+uint32_t part_count(uint32_t joints);
+JointRange part_range(uint32_t joints, uint32_t k);
 // Every joint, or one of plan_parts(joints): the only ranges a receiver accepts.
 bool is_planned_part(JointRange range, uint32_t joints);
 

@@ -181,13 +181,14 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             continue;
         }
         const float p = priority ? priority(c.id) : 1.0f;
-        const std::vector<JointRange> parts = plan_parts(c.state.joints.size());
-        for (uint32_t k = 0; k < parts.size(); ++k) {
-            const UnitKey key = unit_key(c.id, parts[k].first);
+        const uint32_t joints = uint32_t(c.state.joints.size()), parts = part_count(joints);
+        for (uint32_t k = 0; k < parts; ++k) {
+            const JointRange range = part_range(joints, k);
+            const UnitKey key = unit_key(c.id, range.first);
             auto [it, fresh] = units_.try_emplace(key);
             if (fresh) it->second.waiting_since = tick;
             it->second.accumulator += p;
-            order.push_back({&c, parts[k], key, k, parts.size() > 1});
+            order.push_back({&c, range, key, k, parts > 1});
         }
     }
     std::stable_sort(order.begin(), order.end(), [this](const Candidate& a, const Candidate& b) {
