@@ -246,6 +246,21 @@ TEST(HttpEndpoint, OneAddressHoldsAtMostItsShareAndHeadsHaveADeadline) {
     EXPECT_EQ(status_of(get(ep.port(), "/")), 200);
 }
 
+TEST(HttpEndpoint, RefusesANonsenseConfigurationNamingTheField) {
+    auto handler = [](std::string_view, std::string_view) { return HttpResponse{}; };
+    HttpEndpointConfig cfg = loopback();
+    cfg.header_timeout_s = 0;
+    try {
+        HttpEndpoint ep(cfg, handler);
+        ADD_FAILURE() << "a zero head deadline was taken";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("header_timeout_s"), std::string::npos) << e.what();
+    }
+    cfg = loopback();
+    cfg.max_connections_per_address = 0;
+    EXPECT_THROW(HttpEndpoint(cfg, handler), std::invalid_argument);
+}
+
 TEST(HttpEndpoint, AThrowingHandlerGives500) {
     HttpEndpoint ep(loopback(), [](std::string_view, std::string_view p) -> HttpResponse {
         if (p == "/boom") throw std::runtime_error("boom");

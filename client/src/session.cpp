@@ -405,6 +405,7 @@ bool ClientSession::on_snapshot(const DecodedPacket::SnapshotView& m, double now
         ++stats_.resyncs_sent;
         send([&](const PacketHeader& h) { return build_resync(h, r.character, r.first_joint, r.tick); });
     }
+    stats_.resyncs_held = resyncs_.suppressed();
     poses_.begin_datagram(m.tick, m.part, m.part_count);
     for (const DecodedCharacter& d : out) {
         received_states_.push_back({d.id, m.tick, d.state, d.full, d.joints});

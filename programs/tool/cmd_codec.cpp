@@ -100,10 +100,13 @@ void add_codec_command(CLI::App& app) {
     cmd->add_flag("--rigs", rigs, "also the game (250 joints) and stress (1,000 joints) rigs grown from the walk clip");
     cmd->add_option("--json", json, "also write the rows as JSON here");
     cmd->add_option("--rot-error", settings.rot_error_m, "trade-off: rotation step as the worst position error at a joint's reach, m")
-        ->capture_default_str();
-    cmd->add_option("--ang-error", settings.ang_error_mps, "trade-off: angular-velocity step x reach, m/s")->capture_default_str();
-    cmd->add_option("--leaf-rot-error", settings.leaf_rot_error_rad, "trade-off: leaf joints' rotation step, rad")->capture_default_str();
-    cmd->add_option("--leaf-ang-step", settings.leaf_ang_step, "trade-off: leaf joints' angular-velocity step, rad/s")->capture_default_str();
+        ->capture_default_str()->check(CLI::Range(1e-5f, 1.0f));
+    cmd->add_option("--ang-error", settings.ang_error_mps, "trade-off: angular-velocity step x reach, m/s")
+        ->capture_default_str()->check(CLI::Range(1e-4f, 10.0f));
+    cmd->add_option("--leaf-rot-error", settings.leaf_rot_error_rad, "trade-off: leaf joints' rotation step, rad")
+        ->capture_default_str()->check(CLI::Range(1e-5f, 1.0f));
+    cmd->add_option("--leaf-ang-step", settings.leaf_ang_step, "trade-off: leaf joints' angular-velocity step, rad/s")
+        ->capture_default_str()->check(CLI::Range(1e-3f, 100.0f));
     cmd->callback([] {
         std::vector<std::string> files;
         for (const std::string& c : clips.empty() ? std::vector<std::string>{test::mocap_dir()} : clips) {

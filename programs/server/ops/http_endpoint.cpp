@@ -227,6 +227,13 @@ void HttpEndpoint::Impl::accept() {
 }
 
 HttpEndpoint::HttpEndpoint(const HttpEndpointConfig& cfg, HttpHandler handler) : impl_(std::make_unique<Impl>()) {
+    auto refuse = [](const char* field, double value, const char* rule) {
+        throw std::invalid_argument(fmt::format("HttpEndpoint: {} = {:g}, expected {}", field, value, rule));
+    };
+    if (!(cfg.header_timeout_s > 0 && cfg.header_timeout_s <= 3600)) refuse("header_timeout_s", cfg.header_timeout_s, "in (0, 3600] s");
+    if (!(cfg.idle_timeout_s > 0 && cfg.idle_timeout_s <= 3600)) refuse("idle_timeout_s", cfg.idle_timeout_s, "in (0, 3600] s");
+    if (cfg.max_connections < 1) refuse("max_connections", cfg.max_connections, "at least 1");
+    if (cfg.max_connections_per_address < 1) refuse("max_connections_per_address", cfg.max_connections_per_address, "at least 1");
     impl_->cfg = cfg;
     impl_->handler = std::move(handler);
     const std::string where = "TCP " + cfg.bind + ":" + std::to_string(cfg.port);

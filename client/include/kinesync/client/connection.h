@@ -19,6 +19,7 @@ struct ClientSessionStats {
     uint64_t snapshot_datagrams = 0, characters_decoded = 0;  // entries: whole characters or parts
     uint64_t entries_refused = 0;  // snapshot entries refused alone (check, baseline, skeleton unknown)
     uint64_t resyncs_sent = 0;     // full updates of a character's part asked for after a refusal
+    uint64_t resyncs_held = 0;     // requests held back by the rate limit (20 a second)
     uint64_t snapshots_received = 0;  // distinct ticks with at least one character
     uint64_t snapshots_lost = 0;      // snapshot ticks skipped between received ones and not arrived since
     uint64_t snapshots_late = 0;      // arrived after a newer one (reordered), not lost
