@@ -124,9 +124,14 @@ void ClientSession::update(double now_s) {
             if (now_s - last_connect_send_ >= cfg_.connect_resend_s) {
                 last_connect_send_ = now_s;
                 TokenField tf;
-                if (token_) tf = {token_->expire_s, token_->private_token};
-                send([&](const PacketHeader& h) { return build_challenge_response(h, salt_, cookie_, token_ ? &tf : nullptr); },
-                     true);
+                HandshakeProof proof{};
+                if (token_) {
+                    tf = {token_->expire_s, token_->private_token};
+                    proof = handshake_proof(token_->client_to_server, cookie_, salt_);
+                }
+                send([&](const PacketHeader& h) {
+                    return build_challenge_response(h, salt_, cookie_, token_ ? &tf : nullptr, token_ ? &proof : nullptr);
+                }, true);
             }
             break;
         case State::Connected:
@@ -225,21 +230,7 @@ void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed
             if (state_ != State::Connecting) break;
             const auto* c = p->message<wire::Challenge>();
             if (c->client_salt() != salt_) break;  // not our handshake
-            if (token_) {
-                // Sealed with the token's server-to-client key: only the server that opened the
-                // token could have sent it.
-                uint8_t ad[8];
-                for (int i = 0; i < 8; ++i) ad[i] = uint8_t(salt_ >> (8 * i));
-                std::vector<uint8_t> plain;
-                if (c->cookie()->size() != kSealedCookieBytes ||
-                    !open_random_nonce(token_->server_to_client, {c->cookie()->data(), c->cookie()->size()}, ad, plain) ||
-                    plain.size() != kCookieBytes)
-                    break;
-                std::copy(plain.begin(), plain.end(), cookie_.begin());
-            } else {
-                if (c->cookie()->size() != kCookieBytes) break;
-                std::copy(c->cookie()->begin(), c->cookie()->end(), cookie_.begin());
-            }
+            std::copy(c->cookie()->begin(), c->cookie()->end(), cookie_.begin());
             state_ = State::Challenged;
             last_heard_ = now_s;
             last_connect_send_ = -1e9;

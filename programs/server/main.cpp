@@ -365,6 +365,7 @@ int main(int argc, char** argv) {
         f.forged = st.net.forged;
         f.replayed = st.net.replayed;
         f.rate_limited = st.net.rate_limited;
+        for (uint64_t n : st.net.admission_limited) f.admission_limited += n;
         if (insecure_public)
             log->warn("{} | INSECURE: dev mode on {}, anyone can connect, spoof and read", stats_summary_line(when, f, st.clients), sc.bind);
         else

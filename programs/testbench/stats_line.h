@@ -24,8 +24,8 @@ struct ServerStatsFigures {
     // Malformed datagrams by net::DecodeError (net::ServerStats::malformed_by_reason).
     std::array<uint64_t, size_t(net::DecodeError::Count)> malformed_by_reason{};
     // Dropped by authentication and admission: tokens refused, unauthenticated, forged, replayed,
-    // over a rate (shown only when some were).
-    uint64_t tokens_refused = 0, unauthenticated = 0, forged = 0, replayed = 0, rate_limited = 0;
+    // over a session's rate, at an admission limit (shown only when some were).
+    uint64_t tokens_refused = 0, unauthenticated = 0, forged = 0, replayed = 0, rate_limited = 0, admission_limited = 0;
 };
 
 // "(too short 10, bad cookie 2)": the reasons with a count, most frequent first (ties in the
@@ -44,7 +44,7 @@ inline std::string malformed_reasons_text(const std::array<uint64_t, size_t(net:
 
 // "WHEN: tick T | clients N | characters C | tick time p50 X us p99 Y us | missed ticks M |
 // malformed A (REASON a1, REASON a2) | refused B [| dropped: tokens t, unauthenticated u, forged f,
-// replayed r, over rate o] | out TOTAL kB/s, per client min/mean/max a/b/c kB/s | rtt min/mean/max
+// replayed r, over rate o, admission limits a] | out TOTAL kB/s, per client min/mean/max a/b/c kB/s | rtt min/mean/max
 // d/e/f ms" (the last two parts only when a client is connected).
 inline std::string stats_summary_line(std::string_view when, const ServerStatsFigures& f,
                                       const std::vector<net::ClientReport>& clients) {
@@ -53,9 +53,9 @@ inline std::string stats_summary_line(std::string_view when, const ServerStatsFi
                                    "missed ticks {} | malformed {}{} | refused {}",
                                    when, f.tick, clients.size(), f.characters, f.tick_p50_us, f.tick_p99_us, f.missed_ticks,
                                    f.malformed, reasons.empty() ? "" : " " + reasons, f.refused);
-    if (f.tokens_refused || f.unauthenticated || f.forged || f.replayed || f.rate_limited)
-        line += fmt::format(" | dropped: tokens {}, unauthenticated {}, forged {}, replayed {}, over rate {}", f.tokens_refused,
-                            f.unauthenticated, f.forged, f.replayed, f.rate_limited);
+    if (f.tokens_refused || f.unauthenticated || f.forged || f.replayed || f.rate_limited || f.admission_limited)
+        line += fmt::format(" | dropped: tokens {}, unauthenticated {}, forged {}, replayed {}, over rate {}, admission limits {}",
+                            f.tokens_refused, f.unauthenticated, f.forged, f.replayed, f.rate_limited, f.admission_limited);
     if (clients.empty()) return line;
     double bps_min = clients[0].bytes_per_s, bps_max = bps_min, bps_sum = 0;
     double rtt_min = clients[0].rtt_ms, rtt_max = rtt_min, rtt_sum = 0;

@@ -201,6 +201,7 @@ StreamServer::StreamServer(const StreamServerConfig& cfg) : impl_(std::make_uniq
         sc.relevance = cfg.relevance;
         sc.reliable_timeout_s = cfg.reliable_timeout_s;
         sc.max_sessions_per_address = cfg.max_sessions_per_address;
+        sc.admission = cfg.admission;
         sc.private_key = cfg.private_key;
         sc.insecure_dev = cfg.insecure_dev && cfg.insecure_dev_public;  // on loopback dev mode needs neither
         sc.limit_loopback = cfg.limit_loopback;

@@ -46,9 +46,7 @@ constexpr size_t kMinPacketBytes = 32;
 // request also proves the path carries full-size datagrams.
 constexpr size_t kMinConnectRequestBytes = kMaxDatagram;
 constexpr size_t kCookieBytes = 16;
-// With connect tokens the Challenge carries the cookie sealed with the token's server-to-client
-// key: 24-byte nonce, 16 bytes, 16-byte tag.
-constexpr size_t kSealedCookieBytes = 56;
+constexpr size_t kProofBytes = 16;  // ChallengeResponse.proof (with connect tokens)
 // A ConnectRequest's sealed private token (common/src/net/connect_token.h): nonce, at least a tag.
 constexpr size_t kMinSealedTokenBytes = 40;
 constexpr size_t kMaxSealedTokenBytes = 960;  // 8 IPv6 servers and 256 bytes of user data fit
@@ -77,6 +75,7 @@ struct PacketHeader {
 };
 
 using Cookie = std::array<uint8_t, kCookieBytes>;
+using HandshakeProof = std::array<uint8_t, kProofBytes>;
 
 struct AcceptInfo {
     uint32_t client_id = 0;
@@ -118,11 +117,10 @@ struct TokenField {
 
 // Padded to exactly kMinConnectRequestBytes.
 std::vector<uint8_t> build_connect_request(const PacketHeader& h, uint64_t client_salt, const TokenField* token = nullptr);
-// `cookie`: kCookieBytes (dev mode) or kSealedCookieBytes (connect tokens).
-std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, std::span<const uint8_t> cookie);
-// Padded to exactly kMinConnectRequestBytes.
+std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie);
+// Padded to exactly kMinConnectRequestBytes. With a token, `proof` is required (handshake_proof).
 std::vector<uint8_t> build_challenge_response(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie,
-                                              const TokenField* token = nullptr);
+                                              const TokenField* token = nullptr, const HandshakeProof* proof = nullptr);
 std::vector<uint8_t> build_accept(const PacketHeader& h, const AcceptInfo& info);
 // Throws std::invalid_argument when a skeleton is invalid, a name too long, or the packet would
 // exceed kMaxDatagram (use plan_skeleton_defs to split).
@@ -173,13 +171,14 @@ enum class DecodeError : uint8_t {
     MissingBody,             // message type NONE, or a known type without its table
     UnknownMessage,          // message type beyond the ones this version knows
     RequestTooSmall,         // ConnectRequest / ChallengeResponse shorter than kMinConnectRequestBytes
-    BadCookie,               // cookie absent, or neither kCookieBytes nor (Challenge) kSealedCookieBytes long
+    BadCookie,               // cookie absent or not kCookieBytes long
     StringTooLong,           // a name over kMaxNameBytes, a reason over kMaxReasonBytes
     TooManyElements,         // reliable ids, events over their limits
     TooManyJoints,           // joint_count > kMaxJoints
     BadSkeleton,             // array lengths differ, parent not before child, bad offsets or units
     BadValue,                // zero rates, part >= part_count, unknown event kind
-    BadToken,                // a handshake's token outside kMinSealedTokenBytes..kMaxSealedTokenBytes
+    BadToken,                // a handshake's token outside kMinSealedTokenBytes..kMaxSealedTokenBytes, or a
+                             // ChallengeResponse's proof not kProofBytes with a token (or present without)
     Count
 };
 const char* decode_error_name(DecodeError e);

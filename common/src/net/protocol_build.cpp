@@ -47,6 +47,7 @@ struct PaddedBuild {
     uint64_t salt;
     const Cookie* cookie;  // null: ConnectRequest
     const TokenField* token;  // null: dev mode
+    const HandshakeProof* proof;  // ChallengeResponse with a token
     size_t operator()(size_t padding) const {
         fbb->Clear();
         const auto pad = fbb->CreateVector(zeros(), padding);
@@ -54,7 +55,8 @@ struct PaddedBuild {
         const uint64_t expire = token ? token->expire_s : 0;
         if (!cookie) return finish(*fbb, *h, wire::CreateConnectRequest(*fbb, salt, pad, expire, t));
         const auto c = fbb->CreateVector(cookie->data(), cookie->size());
-        return finish(*fbb, *h, wire::CreateChallengeResponse(*fbb, salt, c, pad, expire, t));
+        const auto pr = proof ? fbb->CreateVector(proof->data(), proof->size()) : 0;
+        return finish(*fbb, *h, wire::CreateChallengeResponse(*fbb, salt, c, pad, expire, t, pr));
     }
 };
 
@@ -86,12 +88,10 @@ void check_token(const TokenField* token, const char* what) {
 
 std::vector<uint8_t> build_connect_request(const PacketHeader& h, uint64_t client_salt, const TokenField* token) {
     check_token(token, "build_connect_request");
-    return build_padded(PaddedBuild{&builder(), &h, client_salt, nullptr, token}, "build_connect_request");
+    return build_padded(PaddedBuild{&builder(), &h, client_salt, nullptr, token, nullptr}, "build_connect_request");
 }
 
-std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, std::span<const uint8_t> cookie) {
-    if (cookie.size() != kCookieBytes && cookie.size() != kSealedCookieBytes)
-        throw std::invalid_argument("build_challenge: cookie of " + std::to_string(cookie.size()) + " bytes");
+std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie) {
     auto& fbb = builder();
     const auto c = fbb.CreateVector(cookie.data(), cookie.size());
     finish(fbb, h, wire::CreateChallenge(fbb, client_salt, c));
@@ -99,9 +99,11 @@ std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt
 }
 
 std::vector<uint8_t> build_challenge_response(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie,
-                                              const TokenField* token) {
+                                              const TokenField* token, const HandshakeProof* proof) {
     check_token(token, "build_challenge_response");
-    return build_padded(PaddedBuild{&builder(), &h, client_salt, &cookie, token}, "build_challenge_response");
+    if (bool(token) != bool(proof))
+        throw std::invalid_argument("build_challenge_response: a proof goes with a token, and only with one");
+    return build_padded(PaddedBuild{&builder(), &h, client_salt, &cookie, token, proof}, "build_challenge_response");
 }
 
 std::vector<uint8_t> build_accept(const PacketHeader& h, const AcceptInfo& a) {

@@ -146,4 +146,21 @@ bool open_random_nonce(const Key& key, std::span<const uint8_t> sealed, std::spa
     return true;
 }
 
+std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt) {
+    ensure_crypto();
+    static constexpr char kContext[] = "kinesync handshake proof";
+    std::vector<uint8_t> msg(kContext, kContext + sizeof kContext);
+    msg.insert(msg.end(), cookie.begin(), cookie.end());
+    for (int i = 0; i < 8; ++i) msg.push_back(uint8_t(salt >> (8 * i)));
+    std::array<uint8_t, 16> out{};
+    crypto_generichash(out.data(), out.size(), msg.data(), msg.size(), client_to_server.data(), client_to_server.size());
+    return out;
+}
+
+bool check_handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt,
+                           std::span<const uint8_t> proof) {
+    const std::array<uint8_t, 16> expect = handshake_proof(client_to_server, cookie, salt);
+    return proof.size() == expect.size() && sodium_memcmp(proof.data(), expect.data(), expect.size()) == 0;
+}
+
 }  // namespace ks::net

@@ -86,4 +86,11 @@ bool open_random_nonce(const Key& key, std::span<const uint8_t> sealed, std::spa
                        std::vector<uint8_t>& plain);
 constexpr size_t kRandomNonceBytes = 24;
 
+// The ChallengeResponse's proof that its sender holds the token's keys: a keyed hash (BLAKE2b,
+// 16 bytes) under the client-to-server key of the Challenge's cookie and the handshake's salt.
+std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt);
+// The proof matches (compared in constant time).
+bool check_handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt,
+                           std::span<const uint8_t> proof);
+
 }  // namespace ks::net

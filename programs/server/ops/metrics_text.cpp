@@ -99,7 +99,14 @@ std::string metrics_text(const MetricsSnapshot& m) {
               n.unauthenticated);
     p.counter("kinesync_forged_total", "Sealed datagrams that did not authenticate under their session's key.", n.forged);
     p.counter("kinesync_replayed_total", "Sealed datagrams seen before or older than the replay window.", n.replayed);
-    p.counter("kinesync_rate_limited_total", "Datagrams over the per-address handshake or per-session rate.", n.rate_limited);
+    p.counter("kinesync_rate_limited_total", "Session datagrams over the session's rate.", n.rate_limited);
+    p.family("kinesync_admission_limited_total", "counter", "Handshake datagrams dropped at an admission limit, by limit.");
+    for (size_t l = 0; l < n.admission_limited.size(); ++l)
+        p.sample("kinesync_admission_limited_total", {{"limit", net::admission_limit_name(l)}}, n.admission_limited[l]);
+    p.counter("kinesync_tokens_opened_total", "Connect tokens decrypted (only for handshakes whose cookie proved the address).",
+              n.tokens_opened);
+    p.counter("kinesync_used_tokens_full_total", "Good connect tokens refused because the table of used tokens was full.",
+              n.used_tokens_full);
     p.counter("kinesync_received_datagrams_total", "UDP datagrams received.", n.datagrams_in);
     p.counter("kinesync_sent_datagrams_total", "UDP datagrams sent.", n.datagrams_out);
     p.counter("kinesync_received_bytes_total", "UDP payload bytes received.", n.bytes_in);

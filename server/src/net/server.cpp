@@ -76,14 +76,14 @@ struct Server::Session {
     std::optional<PacketSealer> sealer;  // connect tokens: our packets, sealed
     std::optional<PacketOpener> opener;  // and the client's, opened and checked for replays
     uint64_t user_id = 0;                // the token's client id (the backend's player id)
-    double rx_tokens = 0, rx_last = 0;   // incoming datagram rate (token bucket)
+    RateBucket rx;                       // incoming datagram rate
     double reliable_allowance = 0, allowance_last = 0;  // bytes reliable messages may still send now
     std::array<uint64_t, kUnsentReasons> unsent_counted{};  // the builder's counts already in ServerStats
 };
 
 Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
     : cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed ? cfg.secret_seed : random_seed()),
-      history_(256) {
+      admission_(cfg.admission, cfg.max_clients, cfg.limit_loopback), history_(256) {
     if (cfg_.worker_threads != 0) pool_ = std::make_unique<WorkerPool>(cfg_.worker_threads);
     start_ = std::chrono::steady_clock::now();
     if (cfg_.transport) {  // in-process: no socket
@@ -222,29 +222,9 @@ size_t Server::send(Session& s, const std::function<std::vector<uint8_t>(const P
     return bytes.size();
 }
 
-namespace {
-// A token bucket: refills at `rate` per second up to `burst`; true (and one token spent) when a
-// token is there.
-template <class B>
-bool take_token(B& b, double now, double rate, double burst) {
-    b.tokens = std::min(burst, b.tokens + (now - b.last_s) * rate);
-    b.last_s = now;
-    if (b.tokens < 1.0) return false;
-    b.tokens -= 1.0;
-    return true;
-}
-}  // namespace
-
-bool Server::admit_handshake(const asio::ip::udp::endpoint& from) {
-    if (from.address().is_loopback() && !cfg_.limit_loopback) return true;
-    const double t = now_s();
-    // Bounded: past 4096 addresses (a spoofed flood), the newcomers share one bucket.
-    std::string addr = from.address().to_string();
-    if (handshake_buckets_.size() >= 4096 && !handshake_buckets_.count(addr)) addr = "*";
-    auto [it, fresh] = handshake_buckets_.try_emplace(addr, Bucket{cfg_.handshake_burst, t});
-    (void)fresh;
-    if (take_token(it->second, t, cfg_.handshake_rate, cfg_.handshake_burst)) return true;
-    ++stats_.rate_limited;
+bool Server::admitted(std::optional<AdmissionLimit> limit) {
+    if (!limit) return true;
+    ++stats_.admission_limited[size_t(*limit)];
     return false;
 }
 
@@ -252,11 +232,7 @@ void Server::prune_admission() {
     const double t = now_s();
     if (t - last_prune_s_ < 1.0) return;
     last_prune_s_ = t;
-    // A bucket idle long enough to be full again carries no information.
-    const double refill_s = cfg_.handshake_burst / std::max(1e-6, cfg_.handshake_rate);
-    std::erase_if(handshake_buckets_, [&](const auto& kv) { return t - kv.second.last_s > refill_s; });
-    const uint64_t unix_s = unix_now_s();
-    std::erase_if(used_tokens_, [&](const auto& kv) { return kv.second < unix_s; });
+    admission_.forget_expired_tokens(unix_now_s());
 }
 
 void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes) {
@@ -267,10 +243,7 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
         // The session's datagram rate. With tokens it counts authenticated datagrams only, so a
         // spoofer flooding from the client's address cannot use up the client's allowance.
         auto over_rate = [&] {
-            Bucket b{s.rx_tokens, s.rx_last};
-            const bool ok = take_token(b, now_s(), cfg_.session_rate, cfg_.session_burst);
-            s.rx_tokens = b.tokens;
-            s.rx_last = b.last_s;
+            const bool ok = s.rx.take(now_s(), cfg_.session_rate, cfg_.session_burst);
             if (!ok) ++stats_.rate_limited;
             return !ok;
         };
@@ -306,19 +279,20 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
         ++stats_.malformed_by_reason[size_t(err)];
         // A full-size datagram of another version is a ConnectRequest we cannot read: say why, in
         // our version, in a reply much smaller than the request (no amplification).
-        if (err == DecodeError::UnknownVersion && bytes.size() == kMinConnectRequestBytes && admit_handshake(from))
+        if (err == DecodeError::UnknownVersion && bytes.size() == kMinConnectRequestBytes &&
+            admitted(admission_.challenge(from.address(), now_s())))
             send_raw(from, build_disconnect({0, 0, 0}, "version mismatch", kDcVersionMismatch));
         return;
     }
     if (p->type == MessageType::ConnectRequest) {
-        // A late duplicate of the handshake is ignored; another salt from a connected address is a
-        // new client instance there (its ChallengeResponse then replaces the session).
+        // A late duplicate of the handshake is ignored; another salt from a connected address is
+        // answered, and its ChallengeResponse refused while the session lives.
         if (it != sessions_.end() && it->second->salt == p->message<wire::ConnectRequest>()->client_salt()) return;
-        if (admit_handshake(from)) on_connect_request(from, *p);
+        if (admitted(admission_.challenge(from.address(), now_s()))) on_connect_request(from, *p);
         return;
     }
     if (p->type == MessageType::ChallengeResponse) {
-        if (admit_handshake(from)) on_challenge_response(from, key, *p);
+        on_challenge_response(from, key, *p);
         return;
     }
     if (secure_) {
@@ -333,18 +307,20 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
     ++stats_.unexpected;  // anything else from a peer without a session
 }
 
-std::optional<PrivateToken> Server::check_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, const char*& why, DisconnectCode& code) const {
-    if (!sealed) {
-        why = "connect token required";
-        code = DisconnectCode::TokenRequired;
-        return std::nullopt;
-    }
-    if (expire_s <= unix_now_s()) {
-        why = "connect token expired";
-        code = DisconnectCode::TokenExpired;
-        return std::nullopt;
-    }
-    std::optional<PrivateToken> t = open_private_token(*cfg_.private_key, expire_s, {sealed->data(), sealed->size()});
+const char* Server::precheck_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, DisconnectCode& code) const {
+    const uint64_t now = unix_now_s();
+    if (!sealed) return code = DisconnectCode::TokenRequired, "connect token required";
+    if (expire_s <= now) return code = DisconnectCode::TokenExpired, "connect token expired";
+    // Used tokens are remembered until they expire: one that lives longer could be replayed after
+    // the table forgot it, and the table is sized for this lifetime.
+    if (expire_s - now > admission_.max_token_lifetime_s()) return code = DisconnectCode::TokenInvalid, "connect token lives too long";
+    return nullptr;
+}
+
+std::optional<PrivateToken> Server::open_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>& sealed, const char*& why,
+                                               DisconnectCode& code) {
+    ++stats_.tokens_opened;
+    std::optional<PrivateToken> t = open_private_token(*cfg_.private_key, expire_s, {sealed.data(), sealed.size()});
     if (!t) {
         why = "connect token invalid";
         code = DisconnectCode::TokenInvalid;
@@ -358,31 +334,34 @@ std::optional<PrivateToken> Server::check_token(uint64_t expire_s, const flatbuf
     return t;
 }
 
+namespace {
+// What the cookie binds a token handshake to, without opening the token: its expiry and its
+// seal's tag (the last kSealTagBytes of the sealed bytes).
+std::vector<uint8_t> token_binding(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed) {
+    std::vector<uint8_t> b;
+    if (!sealed) return b;
+    for (int i = 0; i < 8; ++i) b.push_back(uint8_t(expire_s >> (8 * i)));
+    b.insert(b.end(), sealed->end() - std::ptrdiff_t(kSealTagBytes), sealed->end());
+    return b;
+}
+}  // namespace
+
 void Server::on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p) {
-    // Stateless reply, never larger than the (full-size) request.
+    // Stateless, no decryption, and a reply never larger than the (full-size) request.
     const auto* m = p.message<wire::ConnectRequest>();
+    if (secure_) {
+        DisconnectCode code = DisconnectCode::Unspecified;
+        if (const char* why = precheck_token(m->token_expire_s(), m->token(), code)) {
+            ++stats_.tokens_refused;
+            spdlog::get("server")->debug("connect request from {} refused: {}", endpoint_text(from), why);
+            send_raw(from, build_disconnect({0, 0, 0}, why, uint8_t(code)));
+            return;
+        }
+    }
     const uint64_t salt = m->client_salt();
     const uint64_t window = uint64_t(now_s() / 10.0);
-    if (!secure_) {
-        send_raw(from, build_challenge({0, 0, 0}, salt, cookies_.make(from.address().to_string(), from.port(), salt, window)));
-        return;
-    }
-    const char* why = "";
-    DisconnectCode code = DisconnectCode::Unspecified;
-    const std::optional<PrivateToken> t = check_token(m->token_expire_s(), m->token(), why, code);
-    if (t && used_tokens_.count(t->mac)) why = "connect token already used", code = DisconnectCode::TokenUsed;
-    if (!t || used_tokens_.count(t->mac)) {
-        ++stats_.tokens_refused;
-        spdlog::get("server")->debug("connect request from {} refused: {}", endpoint_text(from), why);
-        send_raw(from, build_disconnect({0, 0, 0}, why, uint8_t(code)));
-        return;
-    }
-    // The cookie is bound to this token and sealed with its server-to-client key: a thief who
-    // replays the token from elsewhere cannot read it, so cannot answer.
-    const Cookie cookie = cookies_.make(from.address().to_string(), from.port(), salt, window, t->mac);
-    uint8_t ad[8];
-    for (int i = 0; i < 8; ++i) ad[i] = uint8_t(salt >> (8 * i));
-    send_raw(from, build_challenge({0, 0, 0}, salt, seal_random_nonce(t->server_to_client, cookie, ad)));
+    const std::vector<uint8_t> bound = token_binding(m->token_expire_s(), secure_ ? m->token() : nullptr);
+    send_raw(from, build_challenge({0, 0, 0}, salt, cookies_.make(from.address().to_string(), from.port(), salt, window, bound)));
 }
 
 void Server::send_accept(Session& s) {
@@ -390,64 +369,108 @@ void Server::send_accept(Session& s) {
     send(s, [info](const PacketHeader& h) { return build_accept(h, info); }, 0);
 }
 
-void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p) {
-    const auto* r = p.message<wire::ChallengeResponse>();
-    Cookie cookie{};
-    std::copy(r->cookie()->begin(), r->cookie()->end(), cookie.begin());
-    std::optional<PrivateToken> token;
-    if (secure_) {
-        const char* why = "";
-        DisconnectCode code = DisconnectCode::Unspecified;
-        token = check_token(r->token_expire_s(), r->token(), why, code);
-        if (!token) {
-            ++stats_.tokens_refused;
-            return;
+bool Server::refuse_session(const asio::ip::udp::endpoint& from, const std::optional<PrivateToken>& token) {
+    const auto log = spdlog::get("server");
+    // A token opens one session, once: replaying its handshake later (even from the same address
+    // and port, after that session ended) is refused until it expires.
+    if (token) {
+        Admission::TokenUse use = admission_.token_use(token->mac);
+        if (use == Admission::TokenUse::TableFull) {
+            admission_.forget_expired_tokens(unix_now_s());
+            use = admission_.token_use(token->mac);
         }
-    }
-    const std::span<const uint8_t> bound = token ? std::span<const uint8_t>(token->mac) : std::span<const uint8_t>();
-    if (!cookies_.check(cookie, from.address().to_string(), from.port(), r->client_salt(), uint64_t(now_s() / 10.0), bound)) {
-        ++stats_.refused;
-        return;
+        if (use == Admission::TokenUse::Used) {
+            ++stats_.tokens_refused;
+            send_raw(from, build_disconnect({0, 0, 0}, "connect token already used", uint8_t(DisconnectCode::TokenUsed)));
+            return true;
+        }
+        if (use == Admission::TokenUse::TableFull) {
+            ++stats_.used_tokens_full;
+            if (!token_table_full_logged_)
+                log->error("the table of used connect tokens is full ({} tokens, sized from admission.session_open_rate and "
+                           "max_token_lifetime_s): good tokens are refused until some expire (has the wall clock stepped back?)",
+                           admission_.token_capacity());
+            token_table_full_logged_ = true;
+            send_raw(from, build_disconnect({0, 0, 0}, "server busy: retry", uint8_t(DisconnectCode::ServerFull)));
+            return true;
+        }
     }
     // A live session is never replaced by a handshake: whoever can send from its address (or
     // holds another token for its player) could otherwise evict it. A client that restarted gets
     // in once its old session times out (timeout_s of silence).
-    const auto it = sessions_.find(key);
     const bool same_player = token && std::any_of(sessions_.begin(), sessions_.end(), [&](const auto& e) {
         return e.second->sealer && e.second->user_id == token->client_id;
     });
-    if (it != sessions_.end() && it->second->salt == r->client_salt()) {
-        send_accept(*it->second);  // a duplicate of the response we accepted: our Accept was lost
-        return;
-    }
-    if (it != sessions_.end() || same_player) {
+    if (sessions_.count(endpoint_text(from)) || same_player) {
         ++stats_.sessions_in_use;
         send_raw(from, build_disconnect({0, 0, 0}, "a session from this address or for this player is live: retry once it ends",
                                         kDcSessionInUse));
-        return;
-    }
-    // A token opens one session, once: replaying its handshake later (even from the same address
-    // and port, after that session ended) is refused until it expires.
-    if (token && (used_tokens_.count(token->mac) || used_tokens_.size() >= cfg_.max_used_tokens)) {
-        ++stats_.tokens_refused;
-        return;
+        return true;
     }
     if (int(sessions_.size()) >= cfg_.max_clients) {
         ++stats_.refused;
         send_raw(from, build_disconnect({0, 0, 0}, "server full", kDcServerFull));
-        return;
+        return true;
     }
-    // One address may not take every slot from many ports.
+    // One address (or network) may not take every slot from many ports (or addresses).
     const int per_address = cfg_.max_sessions_per_address >= 0 ? cfg_.max_sessions_per_address
-                            : from.address().is_loopback()  ? cfg_.max_clients
-                                                             : std::max(4, cfg_.max_clients / 4);
-    int same = 0;
-    for (const auto& [k, other] : sessions_) same += other->ep.address() == from.address();
-    if (same >= per_address) {
+                            : from.address().is_loopback() && !cfg_.limit_loopback ? cfg_.max_clients
+                                                                                   : std::max(4, cfg_.max_clients / 4);
+    int same = 0, near = 0;
+    for (const auto& [k, other] : sessions_) {
+        same += other->ep.address() == from.address();
+        near += same_prefix(other->ep.address(), from.address());
+    }
+    if (same >= per_address || near >= admission_.sessions_per_prefix(from.address())) {
         ++stats_.refused;
-        send_raw(from, build_disconnect({0, 0, 0}, "too many from your address", kDcTooManyFromAddress));
+        send_raw(from, build_disconnect({0, 0, 0}, same >= per_address ? "too many from your address" : "too many from your network",
+                                        kDcTooManyFromAddress));
+        return true;
+    }
+    return false;
+}
+
+void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p) {
+    const auto* r = p.message<wire::ChallengeResponse>();
+    Cookie cookie{};
+    std::copy(r->cookie()->begin(), r->cookie()->end(), cookie.begin());
+    if (secure_ && !r->token()) {
+        ++stats_.tokens_refused;
         return;
     }
+    // The cookie first: it proves the sender receives at its address, and costs a hash.
+    const std::vector<uint8_t> bound = token_binding(r->token_expire_s(), secure_ ? r->token() : nullptr);
+    if (!cookies_.check(cookie, from.address().to_string(), from.port(), r->client_salt(), uint64_t(now_s() / 10.0), bound)) {
+        ++stats_.refused;
+        return;
+    }
+    const auto it = sessions_.find(key);
+    if (it != sessions_.end() && it->second->salt == r->client_salt()) {
+        send_accept(*it->second);  // a duplicate of the response we accepted: our Accept was lost
+        return;
+    }
+    if (!admitted(admission_.handshake(from.address(), now_s()))) return;
+    std::optional<PrivateToken> token;
+    if (secure_) {
+        const char* why = "";
+        DisconnectCode code = DisconnectCode::Unspecified;
+        if (const char* pre = precheck_token(r->token_expire_s(), r->token(), code)) why = pre;
+        else token = open_token(r->token_expire_s(), *r->token(), why, code);
+        // Only the token's holder knows its client-to-server key: a token copied off the wire
+        // opens nothing.
+        if (token && !check_handshake_proof(token->client_to_server, cookie, r->client_salt(), {r->proof()->data(), r->proof()->size()})) {
+            token.reset();
+            why = "connect token proof invalid";
+            code = DisconnectCode::TokenInvalid;
+        }
+        if (!token) {
+            ++stats_.tokens_refused;
+            spdlog::get("server")->debug("challenge response from {} refused: {}", key, why);
+            send_raw(from, build_disconnect({0, 0, 0}, why, uint8_t(code)));
+            return;
+        }
+    }
+    if (refuse_session(from, token) || !admitted(admission_.open_session(now_s()))) return;
     auto s = std::make_unique<Session>();
     s->ep = from;
     s->key = key;
@@ -455,15 +478,13 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     s->salt = r->client_salt();
     s->last_heard = now_s();
     s->bytes_window_start = now_s();
-    s->rx_tokens = cfg_.session_burst;
-    s->rx_last = now_s();
     s->reliable_allowance = cfg_.bandwidth_bps / 8.0;
     s->allowance_last = now_s();
     if (token) {
         s->sealer.emplace(token->server_to_client);
         s->opener.emplace(token->client_to_server);
         s->user_id = token->client_id;
-        used_tokens_[token->mac] = r->token_expire_s();
+        admission_.remember_token(token->mac, r->token_expire_s());
     }
     BuilderConfig bc;
     bc.tick_hz = cfg_.tick_hz;

@@ -32,6 +32,7 @@
 #include "common/src/net/protocol.h"
 #include "common/src/net/secure_channel.h"
 #include "common/src/util/worker_pool.h"
+#include "server/src/net/admission.h"
 #include "server/src/net/cookie.h"
 #include "server/src/net/relevance.h"
 #include <kinesync/common/net/disconnect_code.h>
@@ -62,10 +63,9 @@ struct ServerConfig {
     std::optional<Key> private_key;
     bool insecure_dev = false;
     std::string public_address;       // "address:port" tokens must name; "": bind:port (needs a specific bind)
-    size_t max_used_tokens = 65536;   // tokens remembered (until they expire) so none is used twice
-    // Admission: handshake datagrams per second per IP address (token bucket; loopback exempt
-    // unless limit_loopback), and datagrams per second per session.
-    double handshake_rate = 10.0, handshake_burst = 20.0;
+    // Who may start a handshake and how often (loopback exempt from the per-address and per-prefix
+    // limits unless limit_loopback), and datagrams per second per session.
+    AdmissionConfig admission;
     double session_rate = 200.0, session_burst = 400.0;
     bool limit_loopback = false;
     RelevanceConfig relevance;    // how a client's viewpoint orders the characters it gets
@@ -144,10 +144,15 @@ private:
     void resolve_security();
     void on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p);
     void on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p);
-    // The token, or nullopt with why (text) and code (for the client) set.
-    std::optional<PrivateToken> check_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, const char*& why,
-                                            DisconnectCode& code) const;
-    bool admit_handshake(const asio::ip::udp::endpoint& from);
+    // The checks that need no decryption: nullptr when the token may be opened, else why (and code).
+    const char* precheck_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, DisconnectCode& code) const;
+    // Opens the token (counted in tokens_opened): nullopt with why and code set when it is no good.
+    std::optional<PrivateToken> open_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>& sealed, const char*& why,
+                                           DisconnectCode& code);
+    bool admitted(std::optional<AdmissionLimit> limit);  // false (counted) when a limit was hit
+    // Refuses a proven handshake for a live session, a used token, a full server or too many
+    // sessions from one address or prefix: true when it did (and told the peer).
+    bool refuse_session(const asio::ip::udp::endpoint& from, const std::optional<PrivateToken>& token);
     void send_accept(Session& s);
     void prune_admission();
     void on_session_packet(Session& s, const DecodedPacket& p);
@@ -179,11 +184,8 @@ private:
     ServerStats stats_;
     bool secure_ = false;
     std::string public_address_;
-    std::map<std::array<uint8_t, kSealTagBytes>, uint64_t> used_tokens_;  // tag -> expiry (unix s)
-    struct Bucket {
-        double tokens = 0, last_s = 0;
-    };
-    std::map<std::string, Bucket> handshake_buckets_;  // by IP address (bounded, idle ones pruned)
+    Admission admission_;
+    bool token_table_full_logged_ = false;
     double last_prune_s_ = 0;
     std::vector<uint8_t> opened_;  // receive buffer of an opened sealed datagram
     SnapshotHistory history_;

@@ -28,6 +28,19 @@ constexpr size_t kDecodeErrorKinds = 17;  // the reasons a datagram fails to dec
 constexpr size_t kUnsentReasons = 4;
 const char* unsent_reason_name(size_t reason);  // "budget", "too_large", "no_precision", "starved"
 
+// The admission limit a handshake datagram hit (kinesync/server/admission_config.h).
+enum class AdmissionLimit : uint8_t {
+    ChallengePrefix,   // ConnectRequests from one prefix (/24, /64)
+    ChallengeAll,      // ConnectRequests from everyone
+    HandshakeAddress,  // ChallengeResponses (cookie good) from one address
+    HandshakePrefix,   // ChallengeResponses (cookie good) from one prefix
+    OpenAll,           // tokens opened, everyone together
+    SessionOpen,       // sessions opened, everyone together
+};
+constexpr size_t kAdmissionLimits = 6;
+// "challenge_prefix", "challenge_all", "handshake_address", "handshake_prefix", "open_all", "session_open".
+const char* admission_limit_name(size_t limit);
+
 struct ServerStats {
     uint64_t datagrams_in = 0, datagrams_out = 0, bytes_in = 0, bytes_out = 0;
     uint64_t send_failures = 0;  // the socket refused a datagram (buffer full): dropped
@@ -39,7 +52,11 @@ struct ServerStats {
     uint64_t unauthenticated = 0;  // with tokens: clear datagrams other than the handshake, sealed ones for no session
     uint64_t forged = 0;           // sealed datagrams that do not authenticate under the session key
     uint64_t replayed = 0;         // sealed datagrams seen before (or older than the replay window)
-    uint64_t rate_limited = 0;     // over the per-address handshake or per-session datagram rate
+    uint64_t rate_limited = 0;     // over a session's datagram rate
+    // Handshake datagrams dropped at an admission limit, by AdmissionLimit.
+    std::array<uint64_t, kAdmissionLimits> admission_limited{};
+    uint64_t tokens_opened = 0;      // connect tokens decrypted (only for ChallengeResponses with a good cookie)
+    uint64_t used_tokens_full = 0;   // good tokens refused because the table of used tokens was full (logged once)
     uint64_t connects = 0, disconnects = 0, timeouts = 0;
     uint64_t stalled = 0;     // dropped for not acknowledging reliable messages
     uint64_t resyncs = 0;     // full updates of one character (or part) a client asked for

@@ -36,6 +36,7 @@
 #include <kinesync/common/anim/skeleton.h>
 #include <kinesync/common/net/io_mode.h>
 #include <kinesync/common/net/key.h>
+#include <kinesync/server/admission_config.h>
 #include <kinesync/server/server_stats.h>
 
 namespace ks {
@@ -52,6 +53,7 @@ struct StreamServerConfig {
     double timeout_s = 5.0;      // a client silent this long is dropped
     double reliable_timeout_s = 10.0;  // a client that leaves a reliable message unacknowledged this long is dropped
     int max_sessions_per_address = -1; // -1: a quarter of max_clients (at least 4), no limit on loopback
+    AdmissionConfig admission;   // handshake rates per prefix, per address and for all; sessions per prefix; token lifetime
     IoMode io = IoMode::OwnThread;
     int worker_threads = -1;     // extra threads building clients' snapshots: -1 one per other core, 0 none
     size_t receive_buffer_bytes = size_t(4) << 20;  // the UDP socket's receive buffer; 0: the kernel's default (Linux caps it at net.core.rmem_max)

@@ -1,0 +1,351 @@
+// Admission (kinesync/server/admission_config.h): who may start a handshake and how often. An
+// in-process server (datagrams injected from any address, as a spoofer would send them) sprayed
+// with handshakes from thousands of addresses and from one IPv6 /64, while a real client connects;
+// the per-prefix, per-address and global limits; the table of used tokens.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/src/net/connect_token.h"
+#include "common/src/net/secure_channel.h"
+#include "tests/support/udp_harness.h"
+
+using namespace ks;
+using namespace ks::net;
+using namespace ks::test;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr const char* kPublic = "192.0.2.1:40000";
+
+struct InProcess {
+    Roster roster;
+    std::vector<std::pair<asio::ip::udp::endpoint, std::vector<uint8_t>>> out;
+    asio::io_context io;
+    std::unique_ptr<Server> server;
+    explicit InProcess(ServerConfig sc) {
+        quiet_server_logger();
+        Skeleton s;
+        s.names = {"root", "a"};
+        s.parents = {-1, 0};
+        s.offsets = {{0, 0, 0}, {0, 1, 0}};
+        roster.skeletons[0] = {"arm", s, 0.01f, plan_precision(s, 0.01f)};
+        roster.characters[0] = {0, "a"};
+        sc.worker_threads = 0;
+        sc.transport = [this](const asio::ip::udp::endpoint& to, std::span<const uint8_t> b) { out.push_back({to, {b.begin(), b.end()}}); };
+        server = std::make_unique<Server>(io, sc, roster);
+    }
+    size_t sent_to(const asio::ip::udp::endpoint& ep, MessageType type) const {
+        size_t n = 0;
+        for (const auto& [to, b] : out) {
+            const auto p = decode_packet(b);
+            n += to == ep && p && p->type == type;
+        }
+        return n;
+    }
+    // The cookie of the newest Challenge sent to `ep`.
+    std::optional<Cookie> cookie_for(const asio::ip::udp::endpoint& ep) const {
+        for (auto it = out.rbegin(); it != out.rend(); ++it) {
+            const auto p = decode_packet(it->second);
+            if (it->first != ep || !p || p->type != MessageType::Challenge) continue;
+            Cookie c{};
+            std::copy(p->message<wire::Challenge>()->cookie()->begin(), p->message<wire::Challenge>()->cookie()->end(), c.begin());
+            return c;
+        }
+        return std::nullopt;
+    }
+    uint64_t limited(AdmissionLimit l) const { return server->stats().admission_limited[size_t(l)]; }
+};
+
+asio::ip::udp::endpoint ep(const std::string& addr, uint16_t port) { return {asio::ip::make_address(addr), port}; }
+
+ServerConfig keyed(const Key& key) {
+    ServerConfig sc;
+    sc.private_key = key;
+    sc.public_address = kPublic;
+    return sc;
+}
+
+std::vector<uint8_t> token(const Key& key, uint64_t client_id, uint32_t valid_for = 60) {
+    TokenRequest r;
+    r.client_id = client_id;
+    r.servers = {kPublic};
+    r.valid_for_s = valid_for;
+    return issue_connect_token(key, r, unix_now_s());
+}
+
+// A real client (ClientSession) at `where`, talking to the in-process server; `spray` runs before
+// each millisecond step. The seconds it took to connect, or -1 when it did not within `limit_s`.
+double connect_seconds(InProcess& p, const asio::ip::udp::endpoint& where, const std::vector<uint8_t>& tok,
+                       const std::function<void()>& spray, double limit_s = 2.0) {
+    ClientSession c;
+    if (!c.set_connect_token(tok)) return -1;
+    const Clock::time_point start = Clock::now();
+    auto now = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+    c.connect(now());
+    while (now() < limit_s) {
+        spray();
+        c.update(now());
+        for (const auto& d : c.take_outgoing()) p.server->inject(where, d);
+        for (const auto& [to, d] : p.out)
+            if (to == where) c.on_datagram(d, now());
+        p.out.clear();
+        if (c.state() == ClientSession::State::Connected) return now();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return -1;
+}
+
+// A ConnectRequest with a valid, unused token, as captured off the wire.
+std::vector<uint8_t> captured_request(const std::vector<uint8_t>& tok) {
+    const std::optional<ConnectToken> t = parse_connect_token(tok);
+    const TokenField tf{t->expire_s, t->private_token};
+    return build_connect_request({0, 0, 0}, 0x5EED, &tf);
+}
+
+// Sends `per_ms` datagrams a call, from addresses address_of(i), i counting on across calls.
+struct Spray {
+    InProcess& p;
+    std::vector<uint8_t> datagram;
+    std::function<std::string(size_t)> address_of;
+    size_t per_ms = 12;  // 12,000 a second
+    size_t sent = 0;
+    void operator()() {
+        for (size_t k = 0; k < per_ms; ++k, ++sent) p.server->inject(ep(address_of(sent % 10000), uint16_t(1024 + sent % 60000)), datagram);
+    }
+};
+
+}  // namespace
+
+TEST(ServerAdmission, OnePrefixGetsABurstOfChallengesThenItsRate) {
+    ServerConfig sc;
+    sc.admission.prefix_challenge_rate = 10;
+    sc.admission.prefix_challenge_burst = 20;
+    InProcess p(sc);
+    // 200 requests at once from one /24 (many addresses and ports), and one from another /24.
+    for (uint16_t i = 0; i < 200; ++i)
+        p.server->inject(ep("198.51.100." + std::to_string(i), uint16_t(6000 + i)), build_connect_request({}, i + 1));
+    p.server->inject(ep("203.0.113.2", 6000), build_connect_request({}, 9));
+    size_t challenges = 0;
+    for (uint16_t i = 0; i < 200; ++i) challenges += p.sent_to(ep("198.51.100." + std::to_string(i), uint16_t(6000 + i)), MessageType::Challenge);
+    EXPECT_LE(challenges, 21u) << "the burst (and what refilled meanwhile)";
+    EXPECT_GE(challenges, 19u);
+    EXPECT_EQ(p.sent_to(ep("203.0.113.2", 6000), MessageType::Challenge), 1u) << "another prefix is not affected";
+    EXPECT_GE(p.limited(AdmissionLimit::ChallengePrefix), 179u);
+}
+
+TEST(ServerAdmission, OneAddressWithGoodCookiesGetsABurstOfHandshakesThenItsRate) {
+    ServerConfig sc;
+    sc.admission.handshake_rate = 1;
+    sc.admission.handshake_burst = 5;
+    sc.max_sessions_per_address = 100;
+    InProcess p(sc);
+    for (uint16_t i = 0; i < 50; ++i) p.server->inject(ep("198.51.100.7", uint16_t(6000 + i)), build_connect_request({}, i + 1));
+    ASSERT_EQ(p.out.size(), 50u) << "one address, under its prefix's burst";
+    for (uint16_t i = 0; i < 50; ++i) {
+        const auto from = ep("198.51.100.7", uint16_t(6000 + i));
+        p.server->inject(from, build_challenge_response({0, 0, 0}, i + 1, *p.cookie_for(from)));
+    }
+    EXPECT_LE(p.server->stats().connects, 6u);
+    EXPECT_GE(p.server->stats().connects, 5u);
+    EXPECT_GE(p.limited(AdmissionLimit::HandshakeAddress), 44u);
+}
+
+TEST(ServerAdmission, ASessionFloodingPingsGetsAtMostItsBurstOfPongs) {
+    ServerConfig sc;
+    sc.session_rate = 50;
+    sc.session_burst = 100;
+    sc.secret_seed = 5;
+    InProcess p(sc);
+    const auto a = ep("198.51.100.9", 7000);
+    p.server->inject(a, build_connect_request({}, 77));
+    ASSERT_EQ(p.out.size(), 1u);
+    p.server->inject(a, build_challenge_response({0, 0, 0}, 77, *p.cookie_for(a)));
+    ASSERT_EQ(p.sent_to(a, MessageType::Accept), 1u);
+    for (uint16_t i = 0; i < 1000; ++i) p.server->inject(a, build_ping({uint16_t(i + 1), 0, 0}, i, i));
+    const size_t pongs = p.sent_to(a, MessageType::Pong);
+    EXPECT_LE(pongs, 102u);
+    EXPECT_GE(pongs, 99u);
+    EXPECT_GE(p.server->stats().rate_limited, 898u);
+}
+
+TEST(ServerAdmission, ACapturedRequestSprayedFromTenThousandAddressesOpensNoTokenAndARealClientStillGetsIn) {
+    const Key key = random_key();
+    InProcess p(keyed(key));
+    // 10,000 spoofed addresses spread over many /24s, 12,000 datagrams a second, for 0.3 s before
+    // the real client starts and all the while it connects.
+    Spray spray{p, captured_request(token(key, 1)), [](size_t i) {
+                    return "10." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256) + "." + std::to_string(1 + i / 65536);
+                }};
+    for (int ms = 0; ms < 300; ++ms) {
+        spray();
+        p.out.clear();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(p.server->stats().tokens_opened, 0u) << "no spoofed request costs a decryption";
+    const double took = connect_seconds(p, ep("203.0.113.50", 5000), token(key, 2), spray);
+    EXPECT_GE(took, 0.0) << "the real client did not get in within 2 s";
+    EXPECT_LT(took, 2.0);
+    EXPECT_EQ(p.server->stats().tokens_opened, 1u) << "only the real client's token was opened";
+    EXPECT_EQ(p.server->stats().connects, 1u);
+    EXPECT_GT(spray.sent, 3000u);
+}
+
+TEST(ServerAdmission, ASprayFromOneIpv6Slash64IsHeldToThatPrefixAndARealClientStillGetsIn) {
+    const Key key = random_key();
+    InProcess p(keyed(key));
+    Spray spray{p, captured_request(token(key, 1)), [](size_t i) {
+                    char a[64];
+                    std::snprintf(a, sizeof a, "2001:db8:1:2:%x:%x::1", unsigned(i >> 8), unsigned(i & 255));
+                    return std::string(a);
+                }};
+    for (int ms = 0; ms < 300; ++ms) {
+        spray();
+        p.out.clear();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const uint64_t held = p.limited(AdmissionLimit::ChallengePrefix);
+    EXPECT_GE(held, spray.sent - 200) << "beyond the /64's burst and rate, nothing is answered";
+    const double took = connect_seconds(p, ep("2001:db8:9::5", 5000), token(key, 2), spray);
+    EXPECT_GE(took, 0.0) << "the real client did not get in within 2 s";
+    EXPECT_EQ(p.server->stats().tokens_opened, 1u);
+}
+
+TEST(ServerAdmission, ForgedCookiesFromManyAddressesOpenNoToken) {
+    const Key key = random_key();
+    InProcess p(keyed(key));
+    const std::optional<ConnectToken> t = parse_connect_token(token(key, 1));
+    const TokenField tf{t->expire_s, t->private_token};
+    const HandshakeProof proof = handshake_proof(t->client_to_server, Cookie{}, 1);
+    const std::vector<uint8_t> forged = build_challenge_response({0, 0, 0}, 1, Cookie{}, &tf, &proof);
+    for (size_t i = 0; i < 10000; ++i) p.server->inject(ep("10.1." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256), 4000), forged);
+    EXPECT_EQ(p.server->stats().tokens_opened, 0u);
+    EXPECT_EQ(p.server->stats().refused, 10000u);
+    EXPECT_EQ(p.server->stats().connects, 0u);
+}
+
+TEST(ServerAdmission, ACopiedTokenWithoutItsKeysOpensNothingAndStaysGoodForItsHolder) {
+    const Key key = random_key();
+    InProcess p(keyed(key));
+    const std::vector<uint8_t> tok = token(key, 7);
+    // A thief who copied the token off the wire handshakes from its own address: it gets a cookie,
+    // but cannot make the proof, which needs the token's client-to-server key.
+    const auto thief = ep("198.51.100.66", 6666);
+    const std::optional<ConnectToken> t = parse_connect_token(tok);
+    const TokenField tf{t->expire_s, t->private_token};
+    p.server->inject(thief, build_connect_request({0, 0, 0}, 3, &tf));
+    const std::optional<Cookie> cookie = p.cookie_for(thief);
+    ASSERT_TRUE(cookie);
+    const HandshakeProof guess = handshake_proof(random_key(), *cookie, 3);
+    p.server->inject(thief, build_challenge_response({0, 0, 0}, 3, *cookie, &tf, &guess));
+    EXPECT_EQ(p.server->stats().connects, 0u);
+    EXPECT_EQ(p.sent_to(thief, MessageType::Disconnect), 1u);
+    p.out.clear();
+    EXPECT_GE(connect_seconds(p, ep("203.0.113.9", 5000), tok, [] {}), 0.0) << "the token is still unused";
+}
+
+TEST(ServerAdmission, TokensThatLiveLongerThanTheTableRemembersAreRefusedUnopened) {
+    const Key key = random_key();
+    ServerConfig sc = keyed(key);
+    sc.admission.max_token_lifetime_s = 600;
+    InProcess p(sc);
+    const auto from = ep("198.51.100.3", 5000);
+    p.server->inject(from, captured_request(token(key, 1, 3600)));
+    EXPECT_EQ(p.sent_to(from, MessageType::Disconnect), 1u);
+    EXPECT_EQ(p.server->stats().tokens_refused, 1u);
+    EXPECT_EQ(p.server->stats().tokens_opened, 0u);
+    p.out.clear();
+    EXPECT_GE(connect_seconds(p, from, token(key, 1, 600), [] {}), 0.0);
+}
+
+TEST(ServerAdmission, OnePrefixHoldsAtMostItsShareOfSessions) {
+    ServerConfig sc;
+    sc.admission.max_sessions_per_prefix = 3;
+    InProcess p(sc);
+    for (uint16_t i = 1; i <= 5; ++i) {
+        const auto from = ep("198.51.100." + std::to_string(i), 5000);
+        p.server->inject(from, build_connect_request({}, i));
+        p.server->inject(from, build_challenge_response({0, 0, 0}, i, *p.cookie_for(from)));
+    }
+    EXPECT_EQ(p.server->stats().connects, 3u);
+    EXPECT_EQ(p.sent_to(ep("198.51.100.5", 5000), MessageType::Disconnect), 1u);
+    const auto other = ep("203.0.113.1", 5000);
+    p.server->inject(other, build_connect_request({}, 9));
+    p.server->inject(other, build_challenge_response({0, 0, 0}, 9, *p.cookie_for(other)));
+    EXPECT_EQ(p.server->stats().connects, 4u) << "another prefix is not affected";
+}
+
+TEST(ServerAdmission, SessionsOpenAtTheGlobalRate) {
+    ServerConfig sc;
+    sc.admission.session_open_rate = 1;
+    sc.admission.session_open_burst = 4;
+    sc.max_clients = 64;
+    InProcess p(sc);
+    for (uint16_t i = 1; i <= 20; ++i) {
+        const auto from = ep("10." + std::to_string(i) + ".0.1", 5000);
+        p.server->inject(from, build_connect_request({}, i));
+        p.server->inject(from, build_challenge_response({0, 0, 0}, i, *p.cookie_for(from)));
+    }
+    EXPECT_LE(p.server->stats().connects, 5u);
+    EXPECT_GE(p.server->stats().connects, 4u);
+    EXPECT_GE(p.limited(AdmissionLimit::SessionOpen), 15u);
+}
+
+TEST(Admission, TheUsedTokenTableIsSizedFromLifetimeAndRateAndSaysWhenFull) {
+    AdmissionConfig cfg;
+    cfg.session_open_rate = 0.5;
+    cfg.session_open_burst = 2;
+    cfg.max_token_lifetime_s = 4;
+    Admission a(cfg, 32, false);
+    EXPECT_EQ(a.token_capacity(), 4u) << "burst + rate x lifetime";
+    for (uint8_t i = 0; i < 4; ++i) {
+        TokenTag t{};
+        t[0] = i;
+        ASSERT_EQ(a.token_use(t), Admission::TokenUse::Fresh);
+        a.remember_token(t, 1000 + i);
+    }
+    TokenTag used{}, fresh{};
+    fresh[0] = 9;
+    EXPECT_EQ(a.token_use(used), Admission::TokenUse::Used);
+    EXPECT_EQ(a.token_use(fresh), Admission::TokenUse::TableFull);
+    a.forget_expired_tokens(1002);  // the first two have expired
+    EXPECT_EQ(a.tokens_remembered(), 2u);
+    EXPECT_EQ(a.token_use(fresh), Admission::TokenUse::Fresh);
+    EXPECT_EQ(a.token_use(used), Admission::TokenUse::Fresh) << "forgotten once expired (and refused as expired anyway)";
+}
+
+TEST(Admission, NonsenseSettingsAreRefusedNamingTheField) {
+    auto field_of = [](AdmissionConfig cfg) {
+        try {
+            Admission a(cfg, 32, false);
+        } catch (const Error& e) {
+            return e.field();
+        }
+        return std::string("accepted");
+    };
+    AdmissionConfig c;
+    c.open_rate = 0;
+    EXPECT_EQ(field_of(c), "config.admission.open_rate");
+    c = {};
+    c.prefix_handshake_burst = std::nan("");
+    EXPECT_EQ(field_of(c), "config.admission.prefix_handshake_burst");
+    c = {};
+    c.max_token_lifetime_s = 0;
+    EXPECT_EQ(field_of(c), "config.admission.max_token_lifetime_s");
+    c = {};
+    c.max_sessions_per_prefix = 0;
+    EXPECT_EQ(field_of(c), "config.admission.max_sessions_per_prefix");
+    EXPECT_EQ(field_of({}), "accepted");
+}
+
+TEST(Admission, PrefixesAreTheSlash24AndTheSlash64) {
+    using asio::ip::make_address;
+    EXPECT_TRUE(same_prefix(make_address("198.51.100.1"), make_address("198.51.100.254")));
+    EXPECT_FALSE(same_prefix(make_address("198.51.100.1"), make_address("198.51.101.1")));
+    EXPECT_TRUE(same_prefix(make_address("198.51.100.1"), make_address("::ffff:198.51.100.9"))) << "IPv4-mapped is IPv4";
+    EXPECT_TRUE(same_prefix(make_address("2001:db8:1:2::1"), make_address("2001:db8:1:2:ffff::1")));
+    EXPECT_FALSE(same_prefix(make_address("2001:db8:1:2::1"), make_address("2001:db8:1:3::1")));
+    EXPECT_FALSE(same_prefix(make_address("0.0.0.1"), make_address("::1"))) << "families never share a prefix";
+}
