@@ -157,14 +157,20 @@ drain)
   out=""
   ;;
 drain_stuck)
-  # A recording into a pipe nobody reads: the network thread blocks writing it, /healthz says
-  # so, and the drain gives up after the grace time with exit 1 and a message.
+  # A recording into a pipe nobody reads (a blocked disk): the stream goes on and /healthz stays
+  # 200, the recording leaves out the ticks its queue cannot hold (logged, exported), and the
+  # drain, which waits for the recording, gives up after the grace time with exit 1 and a message.
   rm -f "$dir/stuck.fifo"; mkfifo "$dir/stuck.fifo"
   exec 3<>"$dir/stuck.fifo"  # held open, never read
-  start_server "$dir/server.log" --port 0 --characters 64 --record "$dir/stuck.fifo" --drain-grace 1
-  for _ in $(seq 100); do http_get /healthz; [ "$code" = 503 ] && break; sleep 0.1; done
-  [ "$code" = 503 ] || fail "/healthz stays $code with the network thread stuck"
-  grep -q "network thread stalled" <<<"$body" || fail "/healthz body '$body'"
+  start_server "$dir/server.log" --port 0 --characters 64 --record "$dir/stuck.fifo" --record-queue-mb 1 --drain-grace 1
+  for _ in $(seq 100); do grep -q "falls behind" "$log" && break; sleep 0.1; done
+  grep -q "recording .* falls behind (the disk is slow or blocked)" "$log" || fail "no warning about the recording"
+  http_get /healthz; [ "$code" = 200 ] || fail "/healthz $code with only the recording stuck: '$body'"
+  http_get /metrics
+  dropped=$(sed -n 's/^kinesync_recording_ticks_dropped_total \([0-9]*\)$/\1/p' <<<"$body")
+  [ "${dropped:-0}" -gt 0 ] || fail "kinesync_recording_ticks_dropped_total '${dropped:-}'"
+  queued=$(sed -n 's/^kinesync_recording_queue_bytes \([0-9]*\)$/\1/p' <<<"$body")
+  [ "${queued:-0}" -le 1048576 ] || fail "recording queue $queued bytes, bound 1 MiB"
   stop_within 1
   exec 3<&-
   [ "$rc" = 1 ] || fail "exit $rc, expected 1"

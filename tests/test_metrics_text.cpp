@@ -46,6 +46,9 @@ MetricsSnapshot sample_snapshot() {
     m.net.used_tokens_full = 124;
     m.ticks = 123456;
     m.missed_ticks = 7;
+    m.recording_frames_dropped = 125;
+    m.recording_queue_bytes = 126;
+    m.ticks_not_published = 127;
     m.clients = 3;
     m.characters = 8;
     m.tick_p50_s = 0.00031;
@@ -145,6 +148,9 @@ TEST(MetricsText, FiguresLandInTheirSamples) {
         {"kinesync_admission_limited_total{limit=\"open_all\"}", "0"},
         {"kinesync_admission_limited_total{limit=\"session_open\"}", "121"},
         {"kinesync_tokens_opened_total", "122"},
+        {"kinesync_recording_ticks_dropped_total", "125"},
+        {"kinesync_recording_queue_bytes", "126"},
+        {"kinesync_ticks_not_published_total", "127"},
         {"kinesync_used_tokens_full_total", "124"},
         {"kinesync_malformed_datagrams_total", "12"},
         {"kinesync_malformed_datagrams_by_reason_total{reason=\"too short\"}", "10"},

@@ -110,6 +110,13 @@ int main(int argc, char** argv) {
         return 1;
     }
     if (rec.truncated) std::fprintf(stderr, "kinesync-replay: %s\n", rec.warning.c_str());
+    if (!rec.holes.empty()) {
+        uint64_t missing = 0;
+        for (const auto& [tick, n] : rec.holes) missing += n;
+        std::fprintf(stderr, "kinesync-replay: %s: %llu ticks were not recorded (the server's disk fell behind), in %zu holes, the first "
+                             "%u ticks before tick %u; those ticks have no truth and are not scored\n",
+                     recording.c_str(), (unsigned long long)missing, rec.holes.size(), rec.holes[0].second, rec.holes[0].first);
+    }
     if (rec.frames == 0) {
         std::fprintf(stderr, "kinesync-replay: %s: no frames\n", recording.c_str());
         return 1;

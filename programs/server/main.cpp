@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
     std::string transition = "deadblend", record, log_level = "info";
     float bandwidth_kbps = 256.0f, duration = 0.0f, stats_every = 5.0f;
     bool no_network = false;
+    int record_queue_mb = 64;
     int port = sc.port;  // an int, so 99999 or -1 is refused by the range check with its value named
     int http_port = 0;
     std::string http_bind = "127.0.0.1";
@@ -129,6 +130,11 @@ int main(int argc, char** argv) {
     app.add_option("--max-clients", sc.max_clients, "most clients at once")->capture_default_str()->check(CLI::Range(1, 1024));
     app.add_option("--timeout", sc.timeout_s, "drop a client silent for this many seconds")->capture_default_str();
     app.add_option("--record", record, "record the session to this file (zstd chunks; a crash keeps all complete chunks)");
+    app.add_option("--record-queue-mb", record_queue_mb,
+                   "MiB of ticks that may wait for the recording's disk; beyond, ticks are left out of the recording (counted, "
+                   "logged, marked in the file), never stalling the stream")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
     app.add_flag("--no-network", no_network, "offline: run the simulation as fast as possible, no sockets (needs --duration)");
     app.add_option("--duration", duration, "stop after this many seconds of simulated time (0: run until SIGINT/SIGTERM)")->capture_default_str();
     app.add_option("--stats-every", stats_every, "seconds between stats lines")->capture_default_str();
@@ -175,6 +181,7 @@ int main(int argc, char** argv) {
     sc.network = !no_network;
     sc.tick_hz = wc.tick_hz;
     sc.record_path = record;
+    sc.record_queue_bytes = size_t(record_queue_mb) << 20;
     sc.record_scenario = join_args(argc, argv);
     if (const std::string env = env_settings(app); !env.empty()) sc.record_scenario += " (environment: " + env + ")";
     sc.record_seed = wc.seed;
@@ -316,6 +323,9 @@ int main(int argc, char** argv) {
         m.net = st.net;
         m.ticks = st.tick;
         m.missed_ticks = state.missed;
+        m.recording_frames_dropped = st.recording_frames_dropped;
+        m.recording_queue_bytes = st.recording_queue_bytes;
+        m.ticks_not_published = st.ticks_not_published;
         m.clients = st.clients.size();
         m.characters = st.characters;
         m.tick_p50_s = state.tick_p50_s;

@@ -581,6 +581,7 @@ RecordingScan scan_recording(const std::string& path) {
     // frame before the event's and in the event's (ticks that increase: the frames of those ticks).
     RecordedFrame prev, f;
     while (stream.next(f)) {
+        if (f.dropped_before) scan.holes.push_back({f.tick, f.dropped_before});
         if (scan.frames == 0) scan.first_tick = f.tick;
         else if (f.tick <= scan.last_tick) scan.ticks_increase = false;
         if (scan.frames > 0)

@@ -94,6 +94,8 @@ struct RecordingScan {
     bool ticks_increase = true;  // strictly, frame after frame (as the server writes them)
     bool truncated = false;
     std::string warning;
+    // Where the server could not record (its writer fell behind): (tick, ticks missing before it).
+    std::vector<std::pair<uint32_t, uint32_t>> holes;
     // (character, mark) of every teleport and reset, in file order: the root just before (the
     // previous frame) and at the event's frame.
     std::vector<std::pair<uint16_t, EpochMark>> epoch_changes;

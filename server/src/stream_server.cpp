@@ -5,6 +5,7 @@
 #include <kinesync/common/errors.h>
 
 #include <algorithm>
+#include <atomic>
 #include <asio.hpp>
 #include <chrono>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include <kinesync/common/record/recording.h>
+#include "server/src/recording_queue.h"
 
 namespace ks {
 
@@ -49,6 +51,9 @@ struct Frame {
 
 }  // namespace
 
+// Ticks handed to the network thread and not yet published, at most.
+constexpr int kMaxQueuedTicks = 32;
+
 struct StreamServer::Impl {
     StreamServerConfig cfg;
     // ---- the game's side, under m ----
@@ -70,7 +75,7 @@ struct StreamServer::Impl {
     std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
     net::Roster roster;
     std::unique_ptr<net::Server> server;
-    std::unique_ptr<RecordingWriter> recorder;
+    std::unique_ptr<RecordingQueue> recorder;
     std::set<uint16_t> recorded;  // characters in the recording's header
     std::string record_error;
     std::thread thread;
@@ -79,8 +84,14 @@ struct StreamServer::Impl {
     StreamServerStats report;
     std::vector<double> tick_times_us;
 
+    std::atomic<int> queued_ticks{0};  // handed to the network thread, not yet applied
+    std::atomic<uint64_t> ticks_not_published{0};
+    bool skipping = false;  // under m: the previous tick was skipped too
+    void skip_tick(uint32_t tick);  // under m
+
     void apply(Frame& f);
     void record(const Frame& f);
+    void report_recording();  // under report_m
     // A new epoch for the character from the tick being built; returns it.
     uint16_t open_epoch(uint16_t character, kinesync::wire::EventKind kind, const char* fn);
 };
@@ -104,7 +115,7 @@ void StreamServer::Impl::record(const Frame& f) {
                 h.characters.push_back({id, c.skeleton, c.name});
                 recorded.insert(id);
             }
-            recorder = std::make_unique<RecordingWriter>(cfg.record_path, h);
+            recorder = std::make_unique<RecordingQueue>(cfg.record_path, std::move(h), cfg.record_queue_bytes, !cfg.network);
         }
         RecordedFrame rf;
         rf.tick = f.tick;
@@ -113,13 +124,28 @@ void StreamServer::Impl::record(const Frame& f) {
         for (const net::EventInfo& e : f.events)
             if (recorded.count(e.character_id) && e.kind != kinesync::wire::EventKind::Removed)
                 rf.events.push_back({e.character_id, e.epoch, uint8_t(e.kind), e.tick});
-        recorder->write(rf);
+        recorder->push(std::move(rf));
     } catch (const std::exception& e) {
         // The stream goes on; the recording stops here (complete chunks stay readable) and close()
         // reports why.
         record_error = e.what();
         server_log()->error("recording stopped: {}", record_error);
     }
+}
+
+void StreamServer::Impl::skip_tick(uint32_t tick) {
+    ++ticks_not_published;
+    if (!skipping)
+        server_log()->warn("the network thread is {} ticks behind: tick {} and those after it until it catches up are not "
+                           "published ({} so far)", kMaxQueuedTicks, tick, ticks_not_published.load());
+    skipping = true;
+}
+
+void StreamServer::Impl::report_recording() {
+    const RecordingQueue::Stats r = recorder->stats();
+    report.recording_frames_dropped = r.frames_dropped;
+    report.recording_queue_bytes = r.queued_bytes;
+    report.recording_queue_peak_bytes = r.peak_bytes;
 }
 
 void StreamServer::Impl::apply(Frame& f) {
@@ -148,6 +174,7 @@ void StreamServer::Impl::apply(Frame& f) {
     }
     report.tick = f.tick;
     report.characters = roster.characters.size();
+    if (recorder) report_recording();
     if (tick_times_us.size() < 1000000) tick_times_us.push_back(us);
 }
 
@@ -167,6 +194,7 @@ void check_config(const StreamServerConfig& c) {
     if (!(c.reliable_timeout_s > 0 && c.reliable_timeout_s <= 3600)) bad_config("reliable_timeout_s", c.reliable_timeout_s, "in (0, 3600] seconds");
     if (c.max_sessions_per_address < -1 || c.max_sessions_per_address == 0)
         bad_config("max_sessions_per_address", c.max_sessions_per_address, "-1 (automatic) or at least 1");
+    if (c.record_queue_bytes < (size_t(1) << 20)) bad_config("record_queue_bytes", double(c.record_queue_bytes), "at least 1 MiB");
     if (c.worker_threads < -1 || c.worker_threads > 256) bad_config("worker_threads", c.worker_threads, "-1 (automatic) or 0..256");
     const RelevanceConfig& r = c.relevance;
     if (r.near_count < 0) bad_config("relevance.near_count", r.near_count, "at least 0");
@@ -322,6 +350,13 @@ uint32_t StreamServer::end_tick() {
         std::lock_guard<std::mutex> lock(impl_->m);
         if (impl_->closed) throw Error(Errc::State, "end_tick after close()");
         tick = ++impl_->tick;
+        // The network thread is this far behind: the tick is not handed over (its roster changes
+        // and events wait for the next one), so its queue never grows past the bound.
+        if (impl_->cfg.io == IoMode::OwnThread && impl_->cfg.network && impl_->queued_ticks >= kMaxQueuedTicks) {
+            impl_->skip_tick(tick);
+            return tick;
+        }
+        impl_->skipping = false;
         *frame = std::move(impl_->pending);
         impl_->pending = Frame{};
         frame->tick = tick;
@@ -329,8 +364,14 @@ uint32_t StreamServer::end_tick() {
         for (const auto& [id, s] : impl_->characters)
             if (s.has_pose) frame->poses.push_back({id, s.epoch, s.pose});
     }
-    if (impl_->cfg.io == IoMode::OwnThread) {
-        asio::post(impl_->io, [impl = impl_.get(), frame] { impl->apply(*frame); });
+    if (!impl_->cfg.network) {
+        impl_->apply(*frame);  // offline: nothing is real-time, the recording takes every tick
+    } else if (impl_->cfg.io == IoMode::OwnThread) {
+        ++impl_->queued_ticks;
+        asio::post(impl_->io, [impl = impl_.get(), frame] {
+            impl->apply(*frame);
+            --impl->queued_ticks;
+        });
     } else {
         impl_->apply(*frame);
         poll();
@@ -362,6 +403,8 @@ void StreamServer::close() {
             } catch (const std::exception& e) {
                 if (impl->record_error.empty()) impl->record_error = e.what();
             }
+            std::lock_guard<std::mutex> lock(impl->report_m);
+            impl->report_recording();
         }
         if (impl->server) {
             impl->server->stop();
@@ -389,7 +432,9 @@ uint32_t StreamServer::tick() const {
 
 StreamServerStats StreamServer::stats() const {
     std::lock_guard<std::mutex> lock(impl_->report_m);
-    return impl_->report;
+    StreamServerStats st = impl_->report;
+    st.ticks_not_published = impl_->ticks_not_published.load();
+    return st;
 }
 
 void StreamServer::take_tick_times(double& p50_us, double& p99_us) {

@@ -268,6 +268,7 @@ void RecordingStream::Impl::decode_chunk(uint64_t offset, std::vector<RecordedFr
         const rec::Frame* in = chunk->frames()->Get(f);
         RecordedFrame& out = frames.emplace_back();
         out.tick = in->tick();
+        out.dropped_before = in->dropped_before();
         const std::string where = "chunk block: frame " + std::to_string(f) + " (tick " + std::to_string(in->tick()) + "): ";
         if (const auto* cs = in->characters()) {
             out.characters.reserve(cs->size());

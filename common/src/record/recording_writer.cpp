@@ -227,7 +227,7 @@ void RecordingWriter::write(const RecordedFrame& frame) {
     for (const RecordedEvent& e : frame.events) m.events_tmp.emplace_back(e.character, e.epoch, e.kind, e.tick);
     const auto chv = fbb.CreateVector(m.chars_tmp);
     const auto evv = m.structs<rec::Event>(m.events_tmp);
-    m.pending.push_back(rec::CreateFrame(fbb, frame.tick, chv, evv));
+    m.pending.push_back(rec::CreateFrame(fbb, frame.tick, chv, evv, frame.dropped_before));
     if (m.pending.size() >= size_t(m.frames_per_chunk) || fbb.GetSize() >= kChunkSoftLimit) m.write_chunk();
 }
 

@@ -86,6 +86,13 @@ std::string metrics_text(const MetricsSnapshot& m) {
     p.gauge("kinesync_tick_time_p50_seconds", "Median time spent per tick (quantize, snapshots, recording) over the last stats interval.",
             m.tick_p50_s);
     p.gauge("kinesync_tick_time_p99_seconds", "99th percentile of the time spent per tick over the last stats interval.", m.tick_p99_s);
+    p.counter("kinesync_recording_ticks_dropped_total",
+              "Ticks left out of the recording because its writer fell behind (a slow or blocked disk) or failed.",
+              m.recording_frames_dropped);
+    p.counter("kinesync_ticks_not_published_total",
+              "Ticks not sent nor recorded because the network thread was too far behind (an overloaded machine).",
+              m.ticks_not_published);
+    p.gauge("kinesync_recording_queue_bytes", "Bytes of ticks waiting for the recording's writer.", double(m.recording_queue_bytes));
     p.gauge("kinesync_clients_connected", "Clients connected now.", double(m.clients));
     p.gauge("kinesync_characters", "Characters streamed now.", double(m.characters));
     p.counter("kinesync_connects_total", "Clients accepted.", n.connects);

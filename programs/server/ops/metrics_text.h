@@ -20,6 +20,9 @@ struct MetricsSnapshot {
     net::ServerStats net;        // counters of the network side (malformed_by_reason included)
     uint64_t ticks = 0;          // ticks published to clients (and the recording)
     uint64_t missed_ticks = 0;   // ticks that started more than a tick late
+    uint64_t recording_frames_dropped = 0;  // ticks the recording's writer could not keep up with
+    size_t recording_queue_bytes = 0;       // waiting for the recording's writer now
+    uint64_t ticks_not_published = 0;       // not handed to the network thread (it was too far behind)
     size_t clients = 0, characters = 0;
     double tick_p50_s = 0, tick_p99_s = 0;  // time spent per tick, over the last stats interval
     bool healthy = false, ready = false, draining = false;

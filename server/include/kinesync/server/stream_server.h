@@ -42,7 +42,7 @@
 namespace ks {
 
 struct StreamServerConfig {
-    bool network = true;         // false: no socket at all (an offline run that only records)
+    bool network = true;         // false: no socket at all (an offline run that only records every tick: end_tick waits for the disk)
     // Loopback by default: serving a public address needs a private key (or insecure_dev).
     std::string bind = "127.0.0.1";
     uint16_t port = 40000;       // 0: any free port (see port())
@@ -61,6 +61,11 @@ struct StreamServerConfig {
     std::string record_path;     // non-empty: record the session there (see RecordingWriter)
     std::string record_scenario; // free text stored in the recording (e.g. a command line)
     uint64_t record_seed = 0;    // stored in the recording
+    // The recording is written on its own thread; ticks wait for it in a queue of at most this many
+    // bytes. When the disk falls behind, ticks that do not fit are dropped from the recording
+    // (counted in recording_frames_dropped, logged, and marked in the file), never stalling the
+    // stream or growing memory further.
+    size_t record_queue_bytes = size_t(64) << 20;
     uint64_t secret_seed = 0;    // cookie key seed; 0: from the random device
     // Connect tokens (schema/PROTOCOL.md): the private key this server shares with the game's
     // backend, which issues tokens (net::issue_connect_token, kinesync-token). With it, only token
@@ -81,6 +86,12 @@ struct StreamServerStats {
     net::ServerStats net;
     uint32_t tick = 0;
     size_t characters = 0;
+    // The recording: ticks dropped because its writer fell behind (or failed), and its queue.
+    uint64_t recording_frames_dropped = 0;
+    size_t recording_queue_bytes = 0, recording_queue_peak_bytes = 0;
+    // Ticks end_tick() did not hand to the network thread because it was 32 ticks behind (an
+    // overloaded machine): not sent nor recorded; their roster changes and events go with the next.
+    uint64_t ticks_not_published = 0;
     std::vector<net::ClientReport> clients;
 };
 

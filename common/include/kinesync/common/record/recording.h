@@ -58,7 +58,10 @@ struct RecordedCharacter {
 struct RecordedFrame {
     uint32_t tick = 0;
     std::vector<RecordedCharacter> characters;
-    std::vector<RecordedEvent> events;
+    std::vector<RecordedEvent> events;  // at this tick, or at ticks dropped just before it
+    // Ticks the server could not record just before this one (its writer fell behind, e.g. a
+    // blocked disk; StreamServer counts them in recording_frames_dropped).
+    uint32_t dropped_before = 0;
 };
 
 // Appends a recording to `path` (created or truncated). Frames are serialized as they arrive and
