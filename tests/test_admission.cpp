@@ -349,3 +349,20 @@ TEST(Admission, PrefixesAreTheSlash24AndTheSlash64) {
     EXPECT_FALSE(same_prefix(make_address("2001:db8:1:2::1"), make_address("2001:db8:1:3::1")));
     EXPECT_FALSE(same_prefix(make_address("0.0.0.1"), make_address("::1"))) << "families never share a prefix";
 }
+
+TEST(ServerAdmission, AReplayedChallengeResponseNeverTouchesASessionThatHasSpoken) {
+    InProcess p(ServerConfig{});
+    const auto a = ep("198.51.100.20", 7000);
+    p.server->inject(a, build_connect_request({}, 5));
+    const std::vector<uint8_t> response = build_challenge_response({0, 0, 0}, 5, *p.cookie_for(a));
+    p.server->inject(a, response);
+    p.server->inject(a, response);  // before the session spoke: our Accept may have been lost
+    EXPECT_EQ(p.sent_to(a, MessageType::Accept), 2u);
+    p.server->inject(a, build_ping({1, 0, 0}, 1, 1));  // the session speaks: it has its Accept
+    const size_t sent = p.out.size();
+    const uint64_t unexpected = p.server->stats().unexpected;
+    for (int i = 0; i < 10; ++i) p.server->inject(a, response);  // a replay, from its very address
+    EXPECT_EQ(p.out.size(), sent) << "nothing sent in the session's name";
+    EXPECT_EQ(p.server->stats().unexpected, unexpected + 10);
+    EXPECT_EQ(p.server->stats().connects, 1u);
+}

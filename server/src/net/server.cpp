@@ -68,6 +68,7 @@ struct Server::Session {
     std::set<uint16_t> defined;  // characters acknowledged, waiting for the rest of their skeleton
     std::optional<vec3> viewpoint;  // where the client watches from (metres), once it said
     double last_heard = 0;
+    bool heard_since_accept = false;  // a packet of the session arrived: the client has our Accept
     double rtt_ms = 0;
     uint64_t bytes_sent = 0, snapshots_sent = 0;
     double bytes_window_start = 0;
@@ -446,7 +447,10 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     }
     const auto it = sessions_.find(key);
     if (it != sessions_.end() && it->second->salt == r->client_salt()) {
-        send_accept(*it->second);  // a duplicate of the response we accepted: our Accept was lost
+        // A duplicate of the response we accepted: our Accept was lost, unless the session has
+        // spoken since (then it is a replay, and a live session changes only through its own packets).
+        if (it->second->heard_since_accept) ++stats_.unexpected;
+        else if (admitted(admission_.handshake(from.address(), now_s()))) send_accept(*it->second);
         return;
     }
     if (!admitted(admission_.handshake(from.address(), now_s()))) return;
@@ -535,6 +539,7 @@ void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, 
 
 void Server::on_session_packet(Session& s, const DecodedPacket& p) {
     s.last_heard = now_s();
+    s.heard_since_accept = true;
     s.received.on_received(p.sequence);
     std::vector<SentPacketLog::Acked> acked;
     s.sent.on_ack(p.ack, p.ack_bits, acked);
