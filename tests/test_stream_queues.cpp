@@ -20,6 +20,7 @@
 
 #include "programs/testbench/replay.h"
 #include "server/src/recording_queue.h"
+#include "tests/support/fd.h"
 #include "tests/support/udp_harness.h"
 
 using namespace ks;
@@ -90,6 +91,7 @@ TEST(StreamQueues, ABlockedDiskNeverStallsTheTicksAndMemoryStaysWithinTheBound) 
     EXPECT_LE(st.recording_queue_peak_bytes, sc.record_queue_bytes);
     EXPECT_GT(st.recording_queue_peak_bytes, sc.record_queue_bytes / 2) << "the queue filled";
     EXPECT_GT(st.recording_frames_dropped, ticks / 2) << "a blocked disk loses most ticks";
+    test::record_figure("recording: peak queue bytes behind a blocked disk (bound 1 MiB)", double(st.recording_queue_peak_bytes));
     disk.drain();
     server.close();
     disk.drainer.join();
