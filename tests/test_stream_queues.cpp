@@ -125,7 +125,7 @@ TEST(StreamQueues, ARecordingWriterThatCannotOpenItsFileSaysSoAndCountsWhatItCou
     RecordingQueue q(testing::TempDir() + "/no-such-dir/x.ksrec", h, size_t(1) << 20);
     RecordedFrame f;
     f.tick = 1;
-    f.characters.push_back({0, 0, Pose(chain(2))});
+    f.characters.push_back({0, 0, Pose(chain(2)), 0.0f, {}});
     for (int i = 0; i < 50 && q.error().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     q.push(f);
     EXPECT_NE(q.error().find("no-such-dir"), std::string::npos) << q.error();

@@ -18,14 +18,30 @@ const char* strategy_name(Strategy s) {
         case Strategy::Extrap: return "extrap";
         case Strategy::DeadBlend: return "deadblend";
         case Strategy::DeadBlendSod: return "deadblend+sod";
+        case Strategy::HermiteAhead: return "hermite+ahead";
+        case Strategy::DeadBlendSodAhead: return "deadblend+sod+ahead";
     }
     return "?";
 }
 
 bool strategy_from_name(const std::string& name, Strategy& out) {
-    for (Strategy s : all_strategies())
-        if (name == strategy_name(s)) return out = s, true;
+    for (const auto* list : {&all_strategies(), &ahead_strategies()})
+        for (Strategy s : *list)
+            if (name == strategy_name(s)) return out = s, true;
     return false;
+}
+
+const std::vector<Strategy>& ahead_strategies() {
+    static const std::vector<Strategy> all = {Strategy::HermiteAhead, Strategy::DeadBlendSodAhead};
+    return all;
+}
+
+bool uses_look_ahead(Strategy s) { return s == Strategy::HermiteAhead || s == Strategy::DeadBlendSodAhead; }
+
+Strategy base_strategy(Strategy s) {
+    if (s == Strategy::HermiteAhead) return Strategy::Hermite;
+    if (s == Strategy::DeadBlendSodAhead) return Strategy::DeadBlendSod;
+    return s;
 }
 
 const std::vector<Strategy>& all_strategies() {
@@ -59,7 +75,33 @@ double CharacterReconstructor::display_delay() const {
     return cfg_.strategy == Strategy::Interp || cfg_.strategy == Strategy::Hermite ? cfg_.interp_delay_s : 0.0;
 }
 
+bool CharacterReconstructor::predict(Pose& out, const Snap& newest, double when) {
+    if (uses_look_ahead(cfg_.strategy)) {
+        // The newest epoch's snapshots around `when`: interpolated with their velocities.
+        size_t b = 0;
+        while (b < snaps_.size() && snaps_[b].t <= when) ++b;
+        const bool before_ok = b > 0 && snaps_[b - 1].epoch == newest.epoch, after_ok = b < snaps_.size() && snaps_[b].epoch == newest.epoch;
+        if (before_ok && after_ok) {
+            interpolate(out, when, true);
+            return true;
+        }
+        if (before_ok) {  // they ran out: the newest at or before `when`, extrapolated
+            extrapolate(out, snaps_[b - 1], when, cfg_.predict_halflife_s, cfg_.predict_root_halflife_s);
+            return false;
+        }
+    }
+    extrapolate(out, newest, when, cfg_.predict_halflife_s, cfg_.predict_root_halflife_s);
+    return false;
+}
+
 void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t epoch) {
+    // Epochs only move forward (16-bit, wrapping). A newer epoch from time t voids what older ones
+    // said of t and after (look-ahead snapshots of the old motion reach past the change), and an
+    // older epoch's snapshot from then on is void on arrival.
+    auto older = [](uint16_t a, uint16_t b) { return int16_t(uint16_t(a - b)) < 0; };
+    for (const Snap& s : snaps_)
+        if (older(epoch, s.epoch) && t >= s.t) return;
+    std::erase_if(snaps_, [&](const Snap& s) { return older(s.epoch, epoch) && s.t >= t; });
     auto it = std::lower_bound(snaps_.begin(), snaps_.end(), t, [](const Snap& s, double v) { return s.t < v; });
     if (it != snaps_.end() && it->t == t) return;  // a duplicate
     snaps_.insert(it, Snap{t, epoch, pose});
@@ -145,10 +187,14 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
         case Strategy::Hermite:
             interpolate(out_, now - cfg_.interp_delay_s, cfg_.strategy == Strategy::Hermite);
             break;
+        case Strategy::HermiteAhead:
+            interpolate(out_, now, true);
+            break;
         case Strategy::Extrap:
             extrapolate(out_, newest, now, 1e9f, 1e9f);
             break;
         case Strategy::DeadBlendSod:
+        case Strategy::DeadBlendSodAhead:
             render_corrected(newest, fresh, new_epoch, now, dt);
             break;
         case Strategy::DeadBlend:
@@ -193,10 +239,11 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
             }
             break;
     }
-    // The epoch now shown (interp/hermite show an epoch once the render time reaches it).
-    if (cfg_.strategy == Strategy::Interp || cfg_.strategy == Strategy::Hermite) {
+    // The epoch now shown (the interpolating ones show an epoch once the render time reaches it).
+    if (cfg_.strategy == Strategy::Interp || cfg_.strategy == Strategy::Hermite || cfg_.strategy == Strategy::HermiteAhead) {
+        const double shown_t = now - display_delay();
         for (const Snap& s : snaps_)
-            if (s.t <= now - cfg_.interp_delay_s) shown_epoch_ = s.epoch;
+            if (s.t <= shown_t) shown_epoch_ = s.epoch;
     } else {
         shown_epoch_ = newest.epoch;
     }
@@ -245,7 +292,7 @@ void CharacterReconstructor::limit_correction_frequencies() {
 }
 
 void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt) {
-    extrapolate(target_, newest, now, cfg_.predict_halflife_s, cfg_.predict_root_halflife_s);
+    predict(target_, newest, now);
     if (!have_display_ || new_epoch) {
         // A teleport or reset: nothing carries across it; the snapshot's own velocities from the first frame.
         out_ = target_;
@@ -256,7 +303,7 @@ void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bo
         // The newer snapshot's prediction replaces the old one. The offset absorbs the difference at
         // the previous frame's time, between what was shown then and what the new prediction says it
         // should have been, so the display keeps its value and velocity; then it decays over dt.
-        extrapolate(scratch_, newest, last_now_, cfg_.predict_halflife_s, cfg_.predict_root_halflife_s);
+        predict(scratch_, newest, last_now_);
         op_offset_capture(offset_, out_, scratch_);
         limit_correction_frequencies();
     }

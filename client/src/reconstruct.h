@@ -45,6 +45,9 @@ private:
     void limit_correction_frequencies();  // omega_ from offset_
     void render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt);
     void interpolate(Pose& out, double when, bool hermite);  // uses target_ and transition_
+    // What the snapshots say the pose is at `when`: the newest extrapolated; with look-ahead, the
+    // two around `when` interpolated (true) when there are two. Uses scratch_ (extrapolate).
+    bool predict(Pose& out, const Snap& newest, double when);
 
     const Skeleton& skeleton_;
     ReconstructConfig cfg_;

@@ -58,8 +58,12 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile", "all"}));
     add_network_options(app, net);
     app.add_option("--snapshot-hz", cfg.snapshot_hz, "snapshots per second")->capture_default_str()->check(CLI::Range(1.0f, 240.0f));
-    app.add_option("--strategy", strategy, "snap, interp, hermite, extrap, deadblend, deadblend+sod, or all")->capture_default_str()
-        ->check(CLI::IsMember({"snap", "interp", "hermite", "extrap", "deadblend", "deadblend+sod", "all"}));
+    app.add_option("--strategy", strategy,
+                   "snap, interp, hermite, extrap, deadblend, deadblend+sod, hermite+ahead, deadblend+sod+ahead (these two need a "
+                   "recording with look-ahead), or all (with the +ahead ones when the recording has look-ahead)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"snap", "interp", "hermite", "extrap", "deadblend", "deadblend+sod", "hermite+ahead",
+                               "deadblend+sod+ahead", "all"}));
     app.add_option("--seed", cfg.seed, "network simulator seed")->capture_default_str();
     app.add_option("--bandwidth", bandwidth_kbps, "per-client budget, kbit/s")->capture_default_str();
     app.add_option("--json", json, "write the results as JSON (an array of objects when several profiles run)");
@@ -134,6 +138,12 @@ int main(int argc, char** argv) {
         Strategy s;
         strategy_from_name(strategy, s);
         cfg.strategies = {s};
+        if (uses_look_ahead(s) && !rec.has_look_ahead) {
+            std::fprintf(stderr, "kinesync-replay: %s needs a recording with look-ahead (kinesync-server --look-ahead S)\n", strategy.c_str());
+            return 2;
+        }
+    } else if (rec.has_look_ahead) {
+        for (Strategy s : ahead_strategies()) cfg.strategies.push_back(s);
     }
     // Progress only to a terminal: in a pipe shared with stdout it would land inside the table.
     const bool progress = !quiet && isatty(STDERR_FILENO);
@@ -157,7 +167,8 @@ int main(int argc, char** argv) {
         std::unique_ptr<ViewCapture> view;
         if (!view_dir.empty() && pi == 0) {
             std::vector<std::string> streams{"truth"};
-            for (Strategy s : cfg.strategies) streams.push_back(strategy_name(s));
+            for (Strategy s : cfg.strategies)
+                if (!uses_look_ahead(s)) streams.push_back(strategy_name(s));  // the viewer shows the present strategies
             std::vector<int> joints;
             for (const auto& c : rec.header.characters) joints.push_back(rec.header.skeletons[c.skeleton].size());
             const double start = double(rec.first_tick) / double(rec.header.tick_hz);
@@ -173,6 +184,10 @@ int main(int argc, char** argv) {
         std::printf("%s", fidelity_table(hdr, reports).c_str());
         std::printf("(clock estimate error %.1f ms mean; %llu snapshot datagrams, %llu lost)\n", r.clock_error_ms,
                     (unsigned long long)r.snapshot_datagrams, (unsigned long long)r.datagrams_lost);
+        if (r.ahead_bytes_per_s > 0)
+            std::printf("(+ahead: the server sends each character's look-ahead instead of its pose: %.2f kB/s, %.2fx the present "
+                        "stream's %.2f kB/s)\n",
+                        r.ahead_bytes_per_s / 1000.0, r.ahead_bytes_per_s / std::max(1.0, r.bytes_per_s), r.bytes_per_s / 1000.0);
         std::printf("(counted: %.1f payload bytes per character sent; envelope %.1f bytes per snapshot datagram)\n",
                     r.payload_bytes_per_character, r.envelope_bytes_per_datagram);
         for (const ReplayStrategyResult& s : r.strategies) {

@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
     float bandwidth_kbps = 256.0f, duration = 0.0f, stats_every = 5.0f;
     bool no_network = false;
     int record_queue_mb = 64;
+    double look_ahead_s = 0.25;
     int port = sc.port;  // an int, so 99999 or -1 is refused by the range check with its value named
     int http_port = 0;
     std::string http_bind = "127.0.0.1";
@@ -108,6 +109,11 @@ int main(int argc, char** argv) {
     app.add_option("--transition", transition, "how clip switches blend: deadblend or inertialize")
         ->capture_default_str()->check(CLI::IsMember({"deadblend", "inertialize"}));
     app.add_option("--blend-time", wc.controller.blend_time, "transition duration, seconds")->capture_default_str();
+    app.add_option("--look-ahead", look_ahead_s,
+                   "seconds of look-ahead computed per character on every snapshot tick and recorded (what the replay's +ahead "
+                   "strategies stream): the pose that far ahead if nothing were decided meanwhile; 0: none")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 2.0));
     app.add_option("--teleport-every", wc.controller.teleport_every_s, "teleport each character about every S seconds (0: never)")->capture_default_str();
     app.add_option("--reset-every", wc.controller.reset_every_s, "reset each character into another clip about every S seconds (0: never)")->capture_default_str();
     app.add_option("--seed", wc.seed, "seed for every random choice")->capture_default_str();
@@ -243,6 +249,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     WorldStreamer streamer(world, *server);
+    streamer.set_look_ahead(look_ahead_s, std::max(1, int(std::lround(wc.tick_hz / sc.snapshot_hz))));
     OpsState state;
     std::unique_ptr<ops::HttpEndpoint> http;
     std::unique_ptr<ops::AgonesSdk> agones;

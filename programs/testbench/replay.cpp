@@ -135,6 +135,11 @@ struct Scene {
     int near_count = 8;
     int far_hold_depth = -1;
     bool only_near = false;
+    // Look-ahead: the server sends each character's look-ahead instead of its present pose (the
+    // "+ahead" strategies' run), and the client learns each entry's horizon. On the wire that is a
+    // byte per entry (counted in the bytes); here it is passed beside, by (tick, character).
+    bool send_ahead = false;
+    std::map<std::pair<uint32_t, uint16_t>, float> horizon_s;
 
     Scene(const RecordingHeader& header, Truth& t) : h(header), tick_hz(header.tick_hz), truth(t) {
         for (size_t s = 0; s < h.skeletons.size(); ++s) precs.push_back(plan_precision(h.skeletons[s], h.metres_per_unit[s]));
@@ -311,9 +316,14 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
     for (const RecordedCharacter& c : frame->characters) {
         if (scene.only_near && !scene.near.count(c.id)) continue;
         const uint16_t sk = scene.skeleton_of[c.id];
-        now.push_back({c.id, sk, quantize_character(c.pose, h.skeletons[sk], scene.precs[sk], c.epoch)});
+        const bool ahead = scene.send_ahead && c.ahead_s > 0.0f;
+        now.push_back({c.id, sk, quantize_character(ahead ? c.ahead : c.pose, h.skeletons[sk], scene.precs[sk], c.epoch)});
         roots_m.push_back(c.pose.pos[0] * h.metres_per_unit[sk]);
+        if (scene.send_ahead) scene.horizon_s[{s.next_tick, c.id}] = ahead ? c.ahead_s : 0.0f;
     }
+    if (scene.send_ahead)  // a horizon is needed until its snapshot can no longer arrive
+        while (!scene.horizon_s.empty() && scene.horizon_s.begin()->first.first + uint32_t(10.0 * scene.tick_hz) < s.next_tick)
+            scene.horizon_s.erase(scene.horizon_s.begin());
     s.history.add(s.next_tick, now);
     std::function<float(uint16_t)> relevance;
     std::map<uint16_t, float> priority;
@@ -337,6 +347,7 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
         auto bytes = build_snapshot(s.received.header(seq), parts[i].tick, uint8_t(i), uint8_t(parts.size()), parts[i].data);
         s.envelope_bytes += double(bytes.size() - parts[i].data.size());
         s.bytes_down += double(bytes.size() + kNetSimHeaderBytes);
+        if (scene.send_ahead) s.bytes_down += double(parts[i].units.size());  // each entry's horizon byte
         ++s.snapshot_datagrams;
         link.down.send(ts, std::move(bytes));
     }
@@ -387,11 +398,17 @@ bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPa
         c.poses.add(dc.id, m.tick, *dc.state, dc.joints, h.skeletons[sk], scene.precs[sk]);
     }
     c.poses.end_datagram(m.tick);
-    for (SnapshotAssembler::Ready& r : c.poses.take_ready())
+    for (SnapshotAssembler::Ready& r : c.poses.take_ready()) {
+        double horizon = 0.0;
+        if (scene.send_ahead) {
+            const auto it = scene.horizon_s.find({r.tick, r.id});
+            horizon = it == scene.horizon_s.end() ? 0.0 : double(it->second);
+        }
         for (size_t k = 0; k < ev.variants.size(); ++k) {
-            ev.recon[k][r.id]->add_snapshot(double(r.tick) / scene.tick_hz, r.pose, r.epoch);
+            ev.recon[k][r.id]->add_snapshot(double(r.tick) / scene.tick_hz + horizon, r.pose, r.epoch);
             ev.acc[k].news_arrived(r.id, double(r.tick) / scene.tick_hz, arrival);
         }
+    }
     if (!c.any_snapshot || m.tick > c.newest_tick) {
         c.newest_tick = m.tick;
         c.any_snapshot = true;
@@ -542,6 +559,39 @@ ReplayResult replay(Scene& scene, uint32_t first_tick, uint32_t last_tick,
     return out;
 }
 
+// The variants of cfg (its strategies when it lists none) that do, or do not, use a look-ahead.
+ReplayConfig with_variants(const ReplayConfig& cfg, bool ahead) {
+    ReplayConfig out = cfg;
+    out.variants.clear();
+    std::vector<ReconstructConfig> all = cfg.variants;
+    if (all.empty())
+        for (Strategy st : cfg.strategies) {
+            all.push_back(cfg.reconstruct);
+            all.back().strategy = st;
+        }
+    for (const ReconstructConfig& v : all)
+        if (uses_look_ahead(v.strategy) == ahead) out.variants.push_back(v);
+    if (ahead) out.view = nullptr;  // the viewer captures the present strategies' run
+    return out;
+}
+
+// Runs the present strategies on one network run and the "+ahead" ones on another (their server
+// sends the look-ahead), with the same network seed; `run(cfg, ahead)` makes one run.
+ReplayResult replay_both(const ReplayConfig& cfg, const std::function<ReplayResult(const ReplayConfig&, bool)>& run) {
+    const ReplayConfig present = with_variants(cfg, false), ahead = with_variants(cfg, true);
+    if (ahead.variants.empty()) return run(present, false);
+    if (present.variants.empty()) {
+        ReplayResult r = run(ahead, true);
+        r.ahead_bytes_per_s = r.bytes_per_s;
+        return r;
+    }
+    ReplayResult out = run(present, false);
+    ReplayResult r = run(ahead, true);
+    out.ahead_bytes_per_s = r.bytes_per_s;
+    out.strategies.insert(out.strategies.end(), r.strategies.begin(), r.strategies.end());
+    return out;
+}
+
 void setup_crowd(Scene& scene, const ReplayConfig& cfg) {
     scene.viewpoint = cfg.viewpoint_m;
     scene.only_near = cfg.only_near;
@@ -553,15 +603,18 @@ void setup_crowd(Scene& scene, const ReplayConfig& cfg) {
 
 ReplayResult run_replay(const RecordingReadResult& rec, const ReplayConfig& cfg) {
     if (rec.frames.empty()) return {};
-    WholeTruth truth(rec);
-    Scene scene(rec.header, truth);
-    if (cfg.viewpoint_m) {
-        setup_crowd(scene, cfg);
-        NearestCharacters nearest(scene, *cfg.viewpoint_m);
-        for (const RecordedFrame& f : rec.frames) nearest.add(f);
-        scene.near = nearest.nearest(cfg.crowd_near);
-    }
-    return replay(scene, rec.frames.front().tick, rec.frames.back().tick, epoch_changes(rec, scene), cfg);
+    return replay_both(cfg, [&](const ReplayConfig& c, bool ahead) {
+        WholeTruth truth(rec);
+        Scene scene(rec.header, truth);
+        scene.send_ahead = ahead;
+        if (c.viewpoint_m) {
+            setup_crowd(scene, c);
+            NearestCharacters nearest(scene, *c.viewpoint_m);
+            for (const RecordedFrame& f : rec.frames) nearest.add(f);
+            scene.near = nearest.nearest(c.crowd_near);
+        }
+        return replay(scene, rec.frames.front().tick, rec.frames.back().tick, epoch_changes(rec, scene), c);
+    });
 }
 
 RecordingScan scan_recording(const std::string& path) {
@@ -582,6 +635,7 @@ RecordingScan scan_recording(const std::string& path) {
     RecordedFrame prev, f;
     while (stream.next(f)) {
         if (f.dropped_before) scan.holes.push_back({f.tick, f.dropped_before});
+        for (const RecordedCharacter& c : f.characters) scan.has_look_ahead |= c.ahead_s > 0.0f;
         if (scan.frames == 0) scan.first_tick = f.tick;
         else if (f.tick <= scan.last_tick) scan.ticks_increase = false;
         if (scan.frames > 0)
@@ -609,19 +663,22 @@ ReplayResult run_replay(const RecordingScan& scan, const ReplayConfig& cfg, Repl
     if (stats) *stats = {};
     if (!scan.ticks_increase) return run_replay(read_recording(scan.path), cfg);
     if (scan.frames == 0) return {};
-    StreamTruth truth(scan.path, scan.last_tick);
-    Scene scene(scan.header, truth);
-    if (cfg.viewpoint_m) {
-        setup_crowd(scene, cfg);
-        NearestCharacters nearest(scene, *cfg.viewpoint_m);
-        RecordingStream stream(scan.path);
-        RecordedFrame f;
-        for (size_t i = 0; i < scan.frames && stream.next(f); ++i) nearest.add(f);
-        scene.near = nearest.nearest(cfg.crowd_near);
-    }
-    ReplayResult out = replay(scene, scan.first_tick, scan.last_tick, scan.epoch_changes, cfg);
-    if (stats) *stats = truth.stats();
-    return out;
+    return replay_both(cfg, [&](const ReplayConfig& c, bool ahead) {
+        StreamTruth truth(scan.path, scan.last_tick);
+        Scene scene(scan.header, truth);
+        scene.send_ahead = ahead;
+        if (c.viewpoint_m) {
+            setup_crowd(scene, c);
+            NearestCharacters nearest(scene, *c.viewpoint_m);
+            RecordingStream stream(scan.path);
+            RecordedFrame f;
+            for (size_t i = 0; i < scan.frames && stream.next(f); ++i) nearest.add(f);
+            scene.near = nearest.nearest(c.crowd_near);
+        }
+        ReplayResult out = replay(scene, scan.first_tick, scan.last_tick, scan.epoch_changes, c);
+        if (stats && !ahead) *stats = truth.stats();
+        return out;
+    });
 }
 
 }  // namespace ks

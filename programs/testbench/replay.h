@@ -6,7 +6,8 @@
 // measures what the client shows against the recorded truth at 60 Hz render frames.
 //
 // One network run feeds all strategies (each gets the same snapshots at the same instants), so
-// they are compared on identical conditions. Skeletons are taken from the recording (the live
+// they are compared on identical conditions; the "+ahead" strategies get a second run with the
+// same network seed, whose server sends each character's recorded look-ahead instead of its pose. Skeletons are taken from the recording (the live
 // handshake and skeleton transfer are not replayed). The client's clock runs with an unknown
 // offset from the server's; it only learns server time through ping/pong, as a live client does.
 
@@ -70,6 +71,7 @@ struct ReplayResult {
     std::vector<double> epoch_times_s;                           // teleports and resets, all characters
     std::vector<std::pair<double, double>> blackout_spans_s;     // [T, A) per epoch change and character
     double bytes_per_s = 0;       // per client, UDP payload + 28 B IP/UDP per datagram
+    double ahead_bytes_per_s = 0; // the same for the "+ahead" strategies' run (its server sends look-ahead; 0: none ran)
     double bits_per_joint = 0;    // coded character bits per joint per snapshot
     double clock_error_ms = 0;    // mean |estimated - true| server time at render frames
     // Counted from the datagrams written (not the coder's estimate): snapshot payload bytes per
@@ -96,6 +98,7 @@ struct RecordingScan {
     std::string warning;
     // Where the server could not record (its writer fell behind): (tick, ticks missing before it).
     std::vector<std::pair<uint32_t, uint32_t>> holes;
+    bool has_look_ahead = false;  // some frame carries a look-ahead (the "+ahead" strategies can run)
     // (character, mark) of every teleport and reset, in file order: the root just before (the
     // previous frame) and at the event's frame.
     std::vector<std::pair<uint16_t, EpochMark>> epoch_changes;

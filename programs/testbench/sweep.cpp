@@ -16,9 +16,11 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
             c.strategy = s;
             if (variant_label(c) != variant_label(d)) out.push_back(c);  // the default is already in
         };
-        switch (s) {
+        switch (s == Strategy::HermiteAhead ? Strategy::Snap : base_strategy(s)) {  // hermite+ahead has no delay to sweep
             case Strategy::Snap:
             case Strategy::Extrap:
+            case Strategy::HermiteAhead:
+            case Strategy::DeadBlendSodAhead:
                 break;
             case Strategy::Interp:
             case Strategy::Hermite:
@@ -80,7 +82,7 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
 
 std::string variant_label(const ReconstructConfig& c) {
     char buf[160];
-    switch (c.strategy) {
+    switch (c.strategy == Strategy::HermiteAhead ? Strategy::Snap : base_strategy(c.strategy)) {
         case Strategy::Interp:
         case Strategy::Hermite:
             std::snprintf(buf, sizeof buf, "delay %.0f ms", c.interp_delay_s * 1000.0);

@@ -45,6 +45,8 @@ struct Frame {
     struct CharacterPose {
         uint16_t id, epoch;
         Pose pose;
+        float ahead_s = 0.0f;  // the look-ahead, when > 0
+        Pose ahead;
     };
     std::vector<CharacterPose> poses;
 };
@@ -62,6 +64,8 @@ struct StreamServer::Impl {
         uint16_t skeleton = 0;
         Pose pose;
         bool has_pose = false;
+        Pose ahead;
+        float ahead_s = 0.0f;  // 0: no look-ahead this tick
         uint16_t epoch = 0;
     };
     std::map<uint16_t, Skeleton> skeletons;  // by id, as added (set_pose checks poses against them)
@@ -120,7 +124,7 @@ void StreamServer::Impl::record(const Frame& f) {
         RecordedFrame rf;
         rf.tick = f.tick;
         for (const Frame::CharacterPose& c : f.poses)
-            if (recorded.count(c.id)) rf.characters.push_back({c.id, c.epoch, c.pose});
+            if (recorded.count(c.id)) rf.characters.push_back({c.id, c.epoch, c.pose, c.ahead_s, c.ahead});
         for (const net::EventInfo& e : f.events)
             if (recorded.count(e.character_id) && e.kind != kinesync::wire::EventKind::Removed)
                 rf.events.push_back({e.character_id, e.epoch, uint8_t(e.kind), e.tick});
@@ -333,6 +337,20 @@ void StreamServer::set_pose(uint16_t character, const Pose& pose) {
     check_pose(pose, impl_->skeletons.at(s.skeleton), where.c_str());
     s.pose = pose;
     s.has_pose = true;
+    s.ahead_s = 0.0f;
+}
+
+void StreamServer::set_look_ahead(uint16_t character, const Pose& pose, float seconds) {
+    std::lock_guard<std::mutex> lock(impl_->m);
+    if (impl_->closed) throw Error(Errc::State, "set_look_ahead after close()");
+    Impl::Staged& s = find_character(impl_->characters, character, "set_look_ahead");
+    const std::string where = "set_look_ahead(character " + std::to_string(character) + ")";
+    if (!(seconds > 0.0f && seconds <= 2.0f))
+        throw Error(Errc::InvalidArgument, where + ": seconds = " + std::to_string(seconds) + ": in (0, 2]", "seconds");
+    if (!s.has_pose) throw Error(Errc::State, where + ": before any set_pose of the character");
+    check_pose(pose, impl_->skeletons.at(s.skeleton), where.c_str());
+    s.ahead = pose;
+    s.ahead_s = seconds;
 }
 
 uint16_t StreamServer::teleport(uint16_t character) { return impl_->open_epoch(character, kinesync::wire::EventKind::Teleport, "teleport"); }
@@ -362,7 +380,7 @@ uint32_t StreamServer::end_tick() {
         frame->tick = tick;
         for (auto& e : frame->events) e.tick = tick;
         for (const auto& [id, s] : impl_->characters)
-            if (s.has_pose) frame->poses.push_back({id, s.epoch, s.pose});
+            if (s.has_pose) frame->poses.push_back({id, s.epoch, s.pose, s.ahead_s, s.ahead_s > 0.0f ? s.ahead : Pose()});
     }
     if (!impl_->cfg.network) {
         impl_->apply(*frame);  // offline: nothing is real-time, the recording takes every tick

@@ -291,6 +291,20 @@ void RecordingStream::Impl::decode_chunk(uint64_t offset, std::vector<RecordedFr
                 copy_out(rc.pose.vel, c->vel()->Data(), n);
                 copy_out(rc.pose.ang, c->ang()->Data(), n);
                 copy_out(rc.pose.svl, c->svl()->Data(), n);
+                if (c->ahead_s() != 0.0f) {
+                    if (!(c->ahead_s() > 0.0f && c->ahead_s() <= 10.0f) || !sized(c->ahead_pos()) || !sized(c->ahead_rot()) || !sized(c->ahead_scl()) ||
+                        !sized(c->ahead_vel()) || !sized(c->ahead_ang()) || !sized(c->ahead_svl()))
+                        error(offset, where + "character " + std::to_string(c->id()) + ": a look-ahead of " +
+                                          std::to_string(c->ahead_s()) + " s without " + std::to_string(n) +
+                                          " joints in every array (or outside (0, 10] s)");
+                    rc.ahead_s = c->ahead_s();
+                    copy_out(rc.ahead.pos, c->ahead_pos()->Data(), n);
+                    copy_out(rc.ahead.rot, c->ahead_rot()->Data(), n);
+                    copy_out(rc.ahead.scl, c->ahead_scl()->Data(), n);
+                    copy_out(rc.ahead.vel, c->ahead_vel()->Data(), n);
+                    copy_out(rc.ahead.ang, c->ahead_ang()->Data(), n);
+                    copy_out(rc.ahead.svl, c->ahead_svl()->Data(), n);
+                }
             }
         }
         if (const auto* es = in->events()) {

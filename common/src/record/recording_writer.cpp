@@ -198,12 +198,18 @@ void RecordingWriter::write(const RecordedFrame& frame) {
             throw std::invalid_argument(m.path + ": frame " + std::to_string(frame.tick) + ": character " +
                                         std::to_string(c.id) + " appears twice");
         it->second.seen = m.frame_stamp;
-        const Pose& p = c.pose;
         const size_t n = size_t(it->second.joints);
-        if (p.pos.size() != n || p.rot.size() != n || p.scl.size() != n || p.vel.size() != n || p.ang.size() != n ||
-            p.svl.size() != n)
+        auto sized = [n](const Pose& p) {
+            return p.pos.size() == n && p.rot.size() == n && p.scl.size() == n && p.vel.size() == n && p.ang.size() == n &&
+                   p.svl.size() == n;
+        };
+        if (!sized(c.pose))
             throw std::invalid_argument(m.path + ": frame " + std::to_string(frame.tick) + ": character " +
                                         std::to_string(c.id) + ": pose arrays must all have the skeleton's " +
+                                        std::to_string(n) + " joints");
+        if (!(c.ahead_s >= 0.0f && c.ahead_s <= 10.0f) || (c.ahead_s > 0.0f && !sized(c.ahead)))
+            throw std::invalid_argument(m.path + ": frame " + std::to_string(frame.tick) + ": character " +
+                                        std::to_string(c.id) + ": a look-ahead needs ahead_s in [0, 10] s and the skeleton's " +
                                         std::to_string(n) + " joints");
     }
     for (const RecordedEvent& e : frame.events)
@@ -221,7 +227,19 @@ void RecordingWriter::write(const RecordedFrame& frame) {
         const auto vel = m.structs<rec::Vec3>(p.vel);
         const auto ang = m.structs<rec::Vec3>(p.ang);
         const auto svl = m.structs<rec::Vec3>(p.svl);
-        m.chars_tmp.push_back(rec::CreateCharacterFrame(fbb, c.id, c.epoch, pos, rot, scl, vel, ang, svl));
+        if (c.ahead_s > 0.0f) {
+            const Pose& a = c.ahead;
+            const auto apos = m.structs<rec::Vec3>(a.pos);
+            const auto arot = m.structs<rec::Quat>(a.rot);
+            const auto ascl = m.structs<rec::Vec3>(a.scl);
+            const auto avel = m.structs<rec::Vec3>(a.vel);
+            const auto aang = m.structs<rec::Vec3>(a.ang);
+            const auto asvl = m.structs<rec::Vec3>(a.svl);
+            m.chars_tmp.push_back(rec::CreateCharacterFrame(fbb, c.id, c.epoch, pos, rot, scl, vel, ang, svl, c.ahead_s, apos, arot,
+                                                            ascl, avel, aang, asvl));
+        } else {
+            m.chars_tmp.push_back(rec::CreateCharacterFrame(fbb, c.id, c.epoch, pos, rot, scl, vel, ang, svl));
+        }
     }
     m.events_tmp.clear();
     for (const RecordedEvent& e : frame.events) m.events_tmp.emplace_back(e.character, e.epoch, e.kind, e.tick);

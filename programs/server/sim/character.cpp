@@ -39,7 +39,7 @@ kform ground_kform(vec3 pos, float yaw) {
 }  // namespace
 
 Character::Character(const ClipLibrary& lib, int skeleton, uint64_t seed, vec3 start, float start_yaw, const ControllerConfig& cfg)
-    : lib_(lib), skeleton_(skeleton), cfg_(cfg), rng_(seed) {
+    : lib_(&lib), skeleton_(skeleton), cfg_(cfg), rng_(seed) {
     const int n = lib.skeletons[size_t(skeleton)].size();
     transition_.resize(n);
     offset_.resize(n);
@@ -74,10 +74,10 @@ Character::Character(const ClipLibrary& lib, int skeleton, uint64_t seed, vec3 s
     sample_input(out_, clip_, time_, speed_, anchor_);
 }
 
-double Character::period(int clip) const { return double(lib_.clips[size_t(clip)].rel.duration()); }
+double Character::period(int clip) const { return double(lib_->clips[size_t(clip)].rel.duration()); }
 
 void Character::sample_input(Pose& out, int clip, double t, float speed, const kform& anchor) const {
-    const LoadedClip& lc = lib_.clips[size_t(clip)];
+    const LoadedClip& lc = lib_->clips[size_t(clip)];
     op_sample_cubic(out, lc.rel, lc.rel_cache, t, Wrap::Loop);
     Pose g(1);
     op_sample_cubic(g, lc.ground, lc.ground_cache, std::clamp(t, 0.0, period(clip)), Wrap::Clamp);
@@ -88,7 +88,7 @@ void Character::sample_input(Pose& out, int clip, double t, float speed, const k
 }
 
 kform Character::current_ground() const {
-    const LoadedClip& lc = lib_.clips[size_t(clip_)];
+    const LoadedClip& lc = lib_->clips[size_t(clip_)];
     kform g = root_motion_extract(out_.get(0), lc.hips_forward);
     g.vel = g.ang = vec3{};
     return g;
@@ -98,7 +98,7 @@ void Character::start_transition(int next_clip, double next_time, double dt) {
     const Pose shown = out_;  // what was displayed on the previous tick, dt ago (with its velocities)
     const kform ground_now = current_ground();
     Pose g(1);
-    op_sample_cubic(g, lib_.clips[size_t(next_clip)].ground, lib_.clips[size_t(next_clip)].ground_cache, next_time, Wrap::Clamp);
+    op_sample_cubic(g, lib_->clips[size_t(next_clip)].ground, lib_->clips[size_t(next_clip)].ground_cache, next_time, Wrap::Clamp);
     anchor_ = root_motion_anchor(ground_now, g.get(0));
     clip_ = next_clip;
     time_ = next_time;
@@ -121,7 +121,7 @@ void Character::start_transition(int next_clip, double next_time, double dt) {
 
 void Character::teleport(vec3 position, float yaw, uint32_t tick) {
     Pose g(1);
-    op_sample_cubic(g, lib_.clips[size_t(clip_)].ground, lib_.clips[size_t(clip_)].ground_cache, time_, Wrap::Clamp);
+    op_sample_cubic(g, lib_->clips[size_t(clip_)].ground, lib_->clips[size_t(clip_)].ground_cache, time_, Wrap::Clamp);
     anchor_ = root_motion_anchor(ground_kform(position, yaw), g.get(0));
     blending_ = false;  // a teleport is a discontinuity: nothing blends across it
     ++epoch_;
@@ -133,25 +133,22 @@ void Character::reset(int clip, double clip_time, uint32_t tick) {
     clip_ = clip;
     time_ = clip_time;
     Pose g(1);
-    op_sample_cubic(g, lib_.clips[size_t(clip_)].ground, lib_.clips[size_t(clip_)].ground_cache, time_, Wrap::Clamp);
+    op_sample_cubic(g, lib_->clips[size_t(clip_)].ground, lib_->clips[size_t(clip_)].ground_cache, time_, Wrap::Clamp);
     anchor_ = root_motion_anchor(ground_now, g.get(0));
     blending_ = false;
     ++epoch_;
     events_.push_back({CharacterEvent::Kind::Reset, tick, epoch_});
 }
 
-void Character::step(double dt, uint32_t tick) {
-    events_.clear();
+void Character::advance(double dt, double clip_dt) {
     clock_ += dt;
-    // Playback speed eases towards its target (exact damper: any dt is fine).
-    speed_ = damper_exact(speed_, speed_target_, 0.5f, float(dt));
-    time_ += double(speed_) * dt;
+    time_ += clip_dt;
     const double per = period(clip_);
     while (time_ >= per) {
         // Wrap: continue the ground root from where the clip's end left it.
         Pose end(1), start(1);
-        op_sample_cubic(end, lib_.clips[size_t(clip_)].ground, lib_.clips[size_t(clip_)].ground_cache, per, Wrap::Clamp);
-        op_sample_cubic(start, lib_.clips[size_t(clip_)].ground, lib_.clips[size_t(clip_)].ground_cache, 0.0, Wrap::Clamp);
+        op_sample_cubic(end, lib_->clips[size_t(clip_)].ground, lib_->clips[size_t(clip_)].ground_cache, per, Wrap::Clamp);
+        op_sample_cubic(start, lib_->clips[size_t(clip_)].ground, lib_->clips[size_t(clip_)].ground_cache, 0.0, Wrap::Clamp);
         anchor_ = root_motion_anchor(kform_mul(anchor_, end.get(0)), start.get(0));
         time_ -= per;
     }
@@ -159,12 +156,14 @@ void Character::step(double dt, uint32_t tick) {
         blend_clock_ += dt;
         if (blend_clock_ >= cfg_.blend_time) blending_ = false;
     }
+}
 
-    const std::vector<int> mine = lib_.clips_of(skeleton_);
+void Character::decide(double dt, uint32_t tick) {
+    const std::vector<int> mine = lib_->clips_of(skeleton_);
     if (cfg_.teleport_every_s > 0 && clock_ >= next_teleport_) {
         next_teleport_ = clock_ + cfg_.teleport_every_s * rng_uniform(rng_, 0.7, 1.3);
         const kform g = current_ground();
-        const double dist = rng_uniform(rng_, 5.0, 25.0) / double(lib_.metres_per_unit[size_t(skeleton_)]);
+        const double dist = rng_uniform(rng_, 5.0, 25.0) / double(lib_->metres_per_unit[size_t(skeleton_)]);
         const double dir = rng_uniform(rng_, 0.0, 2.0 * kPi);
         teleport(g.pos + vec3{float(dist * std::cos(dir)), 0.0f, float(dist * std::sin(dir))},
                  float(rng_uniform(rng_, -kPi, kPi)), tick);
@@ -181,8 +180,10 @@ void Character::step(double dt, uint32_t tick) {
         if (mine.size() > 1 && next == clip_) next = mine[(size_t(std::find(mine.begin(), mine.end(), next) - mine.begin()) + 1) % mine.size()];
         start_transition(next, rng_uniform(rng_, 0.0, period(next)), dt);
     }
+}
 
-    // Animation: the clip (and a transition from what was shown), then the look-at.
+void Character::animate() {
+    // The clip (and a transition from what was shown), then the look-at.
     sample_input(input_, clip_, time_, speed_, anchor_);
     if (blending_) {
         if (cfg_.transition == TransitionKind::DeadBlending)
@@ -194,15 +195,39 @@ void Character::step(double dt, uint32_t tick) {
     }
     if (head_ >= 0 && cfg_.lookat_weight > 0.0f) {
         // A target circling in front of the character at head height, moving with it.
-        const float m = lib_.metres_per_unit[size_t(skeleton_)];
-        const kform g = root_motion_extract(out_.get(0), lib_.clips[size_t(clip_)].hips_forward);
+        const float m = lib_->metres_per_unit[size_t(skeleton_)];
+        const kform g = root_motion_extract(out_.get(0), lib_->clips[size_t(clip_)].hips_forward);
         const float t = float(clock_);
         const vec3 off = vec3{1.5f * std::sin(0.4f * t + target_phase_.x), 1.6f, 2.5f + 1.0f * std::cos(0.3f * t + target_phase_.y)} / m;
         const vec3 doff = vec3{0.6f * std::cos(0.4f * t + target_phase_.x), 0.0f, -0.3f * std::sin(0.3f * t + target_phase_.y)} / m;
         const vec3 target = kform_mul_pos(g, off), target_vel = kform_mul_vel(g, off, doff);
-        op_fk(global_, out_, lib_.skeletons[size_t(skeleton_)].parents);
+        op_fk(global_, out_, lib_->skeletons[size_t(skeleton_)].parents);
         op_lookat(out_, global_, head_, target, target_vel, head_forward_, cfg_.lookat_weight);
     }
+}
+
+void Character::step(double dt, uint32_t tick) {
+    events_.clear();
+    // Playback speed eases towards its target (exact damper: any dt is fine).
+    speed_ = damper_exact(speed_, speed_target_, kSpeedHalflife, float(dt));
+    advance(dt, double(speed_) * dt);
+    decide(dt, tick);
+    animate();
+}
+
+void Character::look_ahead(int ticks, double tick_dt, Character& out) const {
+    out = *this;
+    out.events_.clear();
+    if (ticks <= 0) return;
+    // The clip time the next `ticks` steps would add, each at its eased speed: the damper's speeds
+    // form a geometric series (s_i = goal + (s_0 - goal) a^i), summed in closed form.
+    const double a = std::exp(-(double(kLn2) * tick_dt) / (double(kSpeedHalflife) + 1e-5));
+    const double goal = speed_target_, d0 = double(speed_) - goal;
+    const double an = std::pow(a, ticks);
+    const double sum = double(ticks) * goal + d0 * (std::abs(1.0 - a) > 1e-12 ? a * (1.0 - an) / (1.0 - a) : double(ticks));
+    out.speed_ = float(goal + d0 * an);
+    out.advance(double(ticks) * tick_dt, sum * tick_dt);
+    out.animate();
 }
 
 }  // namespace ks

@@ -40,6 +40,12 @@ public:
     Character(const ClipLibrary& lib, int skeleton, uint64_t seed, vec3 start, float start_yaw, const ControllerConfig& cfg);
     // Advances by dt seconds to `tick`; events raised on this tick are in events().
     void step(double dt, uint32_t tick);
+    // The look-ahead (docs/FIDELITY.md, "Look-ahead"): `out` becomes this character as it would be
+    // `ticks` steps of tick_dt from now if nothing were decided meanwhile (no clip switch or speed
+    // change, no teleport or reset): clip, speed easing, transition in progress and look-at target
+    // carried on, from the present state alone. One animation evaluation, whatever the horizon;
+    // out.pose() is the result. `out` is scratch space (its buffers are reused).
+    void look_ahead(int ticks, double tick_dt, Character& out) const;
     // Joint 0 (the hips) in the world, other joints local; velocities included.
     const Pose& pose() const { return out_; }
     uint16_t epoch() const { return epoch_; }
@@ -54,12 +60,16 @@ public:
     void reset(int clip, double clip_time, uint32_t tick);
 
 private:
+    static constexpr float kSpeedHalflife = 0.5f;  // playback speed easing towards its target
+    void advance(double dt, double clip_dt);  // clocks, clip time (wrapping), blend clock
+    void decide(double dt, uint32_t tick);    // teleports, resets and clip switches now due
+    void animate();                           // the pose of the present state
     void sample_input(Pose& out, int clip, double clip_time, float speed, const kform& anchor) const;
     void start_transition(int next_clip, double next_time, double dt);
     kform current_ground() const;  // the character root under the displayed hips
     double period(int clip) const;
 
-    const ClipLibrary& lib_;
+    const ClipLibrary* lib_;
     int skeleton_;
     ControllerConfig cfg_;
     std::mt19937_64 rng_;

@@ -1,5 +1,7 @@
 #include "programs/server/sim/world_streamer.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -18,16 +20,35 @@ WorldStreamer::WorldStreamer(World& world, StreamServer& server, int workers) : 
     }
 }
 
+void WorldStreamer::set_look_ahead(double seconds, int every_ticks) {
+    if (!(seconds >= 0.0 && seconds <= 2.0)) throw std::invalid_argument("look-ahead of " + std::to_string(seconds) + " s: 0..2 s");
+    if (every_ticks < 1) throw std::invalid_argument("look-ahead every " + std::to_string(every_ticks) + " ticks: at least 1");
+    ahead_ticks_ = int(std::lround(seconds * double(world_.config().tick_hz)));
+    ahead_every_ = every_ticks;
+    epoch_tick_.assign(world_.characters().size(), 0);
+    ahead_ = world_.characters();
+}
+
 uint32_t WorldStreamer::step() {
     world_.step(&pool_);
-    for (size_t c = 0; c < world_.characters().size(); ++c) {
-        const Character& ch = world_.characters()[c];
+    const uint32_t now = world_.tick();
+    std::vector<Character>& chars = world_.characters();
+    for (size_t c = 0; c < chars.size(); ++c) {
+        const Character& ch = chars[c];
         const uint16_t id = uint16_t(c);
         for (const CharacterEvent& e : ch.events()) {
             if (e.kind == CharacterEvent::Kind::Teleport) server_.teleport(id);
             else server_.reset(id);
+            if (!epoch_tick_.empty()) epoch_tick_[c] = e.tick;
         }
         server_.set_pose(id, ch.pose());
+    }
+    if (ahead_ticks_ > 0 && now % uint32_t(ahead_every_) == 0) {
+        const double dt = 1.0 / double(world_.config().tick_hz);
+        auto horizon = [&](size_t c) { return std::min<int64_t>(ahead_ticks_, int64_t(now) - int64_t(epoch_tick_[c])); };
+        pool_.parallel_for(chars.size(), [&](size_t c) { chars[c].look_ahead(int(horizon(c)), dt, ahead_[c]); });
+        for (size_t c = 0; c < chars.size(); ++c)
+            if (horizon(c) > 0) server_.set_look_ahead(uint16_t(c), ahead_[c].pose(), float(double(horizon(c)) * dt));
     }
     const uint32_t tick = server_.end_tick();
     if (tick != world_.tick()) throw std::logic_error("WorldStreamer: the server's tick is not the world's");

@@ -17,11 +17,19 @@ public:
     WorldStreamer(World& world, StreamServer& server, int workers = -1);
     // One tick: world.step(), poses and events to the server, server.end_tick(). Returns the tick.
     uint32_t step();
+    // Also hand the server each character's look-ahead (StreamServer::set_look_ahead) `seconds`
+    // ahead, on every `every_ticks`-th tick (the snapshot ticks: no other is sent). Within
+    // `seconds` after a teleport or reset the horizon is the time since it (0 at the event), so
+    // no look-ahead reaches back across an epoch change. 0 seconds: none.
+    void set_look_ahead(double seconds, int every_ticks);
 
 private:
     World& world_;
     StreamServer& server_;
     WorkerPool pool_;
+    int ahead_ticks_ = 0, ahead_every_ = 1;
+    std::vector<uint32_t> epoch_tick_;    // per character: the tick of its last teleport or reset
+    std::vector<Character> ahead_;        // per character: scratch for its look-ahead
 };
 
 }  // namespace ks

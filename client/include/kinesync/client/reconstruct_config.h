@@ -31,10 +31,20 @@
 
 namespace ks {
 
-enum class Strategy { Snap, Interp, Hermite, Extrap, DeadBlend, DeadBlendSod };
+enum class Strategy { Snap, Interp, Hermite, Extrap, DeadBlend, DeadBlendSod, HermiteAhead, DeadBlendSodAhead };
 const char* strategy_name(Strategy s);
-bool strategy_from_name(const std::string& name, Strategy& out);
+bool strategy_from_name(const std::string& name, Strategy& out);  // any strategy, "+ahead" ones too
+// The strategies for snapshots of the present (each snapshot is the server's pose at its tick).
 const std::vector<Strategy>& all_strategies();
+// The "+ahead" strategies, for snapshots that carry the server's look-ahead (docs/FIDELITY.md,
+// "Look-ahead"): each snapshot is the pose the server expected at its tick plus a horizon, so it
+// arrives before its time. hermite+ahead interpolates them with their velocities at the present
+// (no display delay; it holds the newest when they run out); deadblend+sod+ahead does the same while
+// they bracket the present and extrapolates the newest otherwise, its correction offset absorbing
+// each change of the expected future (a decision the look-ahead could not know).
+const std::vector<Strategy>& ahead_strategies();
+bool uses_look_ahead(Strategy s);
+Strategy base_strategy(Strategy s);  // the strategy without "+ahead"
 
 struct ReconstructConfig {
     Strategy strategy = Strategy::DeadBlendSod;

@@ -117,6 +117,14 @@ public:
     // This tick's pose: local kforms with velocities, joint 0 (the root) in the world. Kept until
     // replaced, so a character that does not move needs no new call.
     void set_pose(uint16_t character, const Pose& pose);
+    // Optional, after set_pose in the same tick: the look-ahead, the pose `seconds` (0..2] from
+    // now that the game's animation would reach if nothing were decided meanwhile (its graph run
+    // forward with the current inputs held: clips playing on, transitions in progress completing,
+    // procedural targets moving on their course; no new choice, no teleport or reset). It is
+    // recorded beside the pose (RecordedCharacter::ahead), for the replay's "+ahead" strategies
+    // (docs/FIDELITY.md, "Look-ahead"); live clients do not receive it yet. set_pose clears it.
+    // Throws ks::Error like set_pose, and InvalidArgument for seconds outside (0, 2].
+    void set_look_ahead(uint16_t character, const Pose& pose, float seconds);
     // A discontinuity at this tick: the character jumped (teleport) or its animation restarted
     // (reset). Opens a new epoch: clients show the new pose at once, never a blend across. Call
     // with the pose of the new epoch (set_pose before or after, within the same tick). Returns the

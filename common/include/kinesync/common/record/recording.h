@@ -53,6 +53,10 @@ struct RecordedCharacter {
     uint16_t id = 0;
     uint16_t epoch = 0;
     Pose pose;  // the character's skeleton's joints; joint 0 (the root) in world space, the others local
+    // The look-ahead the server computed at this tick: the pose ahead_s seconds later assuming no
+    // decision meanwhile (ahead_s 0: none, and `ahead` is empty).
+    float ahead_s = 0.0f;
+    Pose ahead;
 };
 
 struct RecordedFrame {

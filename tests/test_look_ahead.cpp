@@ -1,0 +1,189 @@
+// The authority's look-ahead (docs/FIDELITY.md, "Look-ahead"): computed at tick t from the state at
+// t alone. Without a decision in the horizon it is the future the simulation then reaches (clips,
+// speed easing, transitions in progress and the look-at target carried on); a decision after t
+// changes the future but not the look-ahead computed at t; the recording keeps what was computed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include <kinesync/common/record/recording.h>
+#include <kinesync/server/stream_server.h>
+#include "programs/server/sim/world.h"
+#include "programs/server/sim/world_streamer.h"
+#include "tests/support/udp_harness.h"
+
+using namespace ks;
+
+namespace {
+
+WorldConfig busy_world() {
+    WorldConfig wc;
+    wc.characters = 4;
+    wc.seed = 11;
+    wc.controller.switch_min_s = 0.6f;  // transitions often in progress
+    wc.controller.switch_max_s = 1.2f;
+    return wc;
+}
+
+// Largest distance between two poses' joint positions and rotations (radians) and velocities.
+struct PoseDiff {
+    float pos = 0, rot = 0, vel = 0;
+};
+PoseDiff diff(const Pose& a, const Pose& b) {
+    PoseDiff d;
+    for (size_t j = 0; j < a.pos.size(); ++j) {
+        d.pos = std::max(d.pos, length(a.pos[j] - b.pos[j]));
+        d.rot = std::max(d.rot, length(quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(a.rot[j], b.rot[j])))));
+        d.vel = std::max(d.vel, length(a.vel[j] - b.vel[j]));
+    }
+    return d;
+}
+
+}  // namespace
+
+TEST(LookAhead, WithoutADecisionItIsTheFutureTheSimulationReaches) {
+    const ClipLibrary lib = builtin_clip_library();
+    World w(lib, busy_world());
+    const int horizon = 15;  // 0.25 s at 60 Hz
+    const double dt = 1.0 / 60.0;
+    std::vector<Character> ahead(w.characters());
+    int compared = 0, blending = 0;
+    for (int round = 0; round < 40; ++round) {
+        for (int i = 0; i < 7; ++i) w.step();
+        std::vector<int> switches;
+        std::vector<uint16_t> epochs;
+        for (size_t c = 0; c < w.characters().size(); ++c) {
+            w.characters()[c].look_ahead(horizon, dt, ahead[c]);
+            switches.push_back(w.characters()[c].switches());
+            epochs.push_back(w.characters()[c].epoch());
+        }
+        for (int i = 0; i < horizon; ++i) w.step();
+        for (size_t c = 0; c < w.characters().size(); ++c) {
+            const Character& ch = w.characters()[c];
+            if (ch.switches() != switches[c] || ch.epoch() != epochs[c]) continue;  // a decision came: the future changed
+            const PoseDiff d = diff(ahead[c].pose(), ch.pose());
+            // The built-in body is in centimetres. Clip time sums the eased speeds in closed form, the
+            // truth tick by tick in float: they agree to well under a millimetre.
+            EXPECT_LT(d.pos, 0.05f) << "round " << round << " character " << c;
+            EXPECT_LT(d.rot, 1e-3f) << "round " << round << " character " << c;
+            EXPECT_LT(d.vel, 0.5f) << "round " << round << " character " << c;
+            ++compared;
+            blending += ch.switches() > 0;
+        }
+    }
+    EXPECT_GT(compared, 100);
+    EXPECT_GT(blending, 20) << "horizons after a clip switch, its transition carried on";
+}
+
+TEST(LookAhead, ADecisionAfterTickTChangesTheFutureButNotTheLookAheadRecordedAtT) {
+    // Two servers record the same world; in the second a teleport is injected right after tick t.
+    const ClipLibrary lib = builtin_clip_library();
+    test::quiet_server_logger();
+    const uint32_t t = 60, horizon_ticks = 15;
+    std::vector<RecordingReadResult> recs;
+    std::vector<Pose> truth_after;  // character 0 at t + horizon
+    for (const bool decide : {false, true}) {
+        WorldConfig wc = busy_world();
+        wc.controller.switch_min_s = wc.controller.switch_max_s = 30.0f;  // no clip switch in this window
+        World world(lib, wc);
+        StreamServerConfig sc;
+        sc.network = false;
+        sc.record_path = testing::TempDir() + (decide ? "/ahead-decided.ksrec" : "/ahead-plain.ksrec");
+        StreamServer server(sc);
+        WorldStreamer streamer(world, server, 0);
+        streamer.set_look_ahead(double(horizon_ticks) / 60.0, 2);
+        while (world.tick() < t + horizon_ticks) {
+            if (decide && world.tick() == t) world.characters()[0].teleport({500, 0, 500}, 1.0f, t + 1);
+            streamer.step();
+        }
+        truth_after.push_back(world.characters()[0].pose());
+        server.close();
+        recs.push_back(read_recording(sc.record_path));
+        std::remove(sc.record_path.c_str());
+    }
+    const RecordedCharacter& plain = recs[0].frames[t - 1].characters[0];
+    const RecordedCharacter& decided = recs[1].frames[t - 1].characters[0];
+    ASSERT_EQ(recs[0].frames[t - 1].tick, t);
+    ASSERT_FLOAT_EQ(plain.ahead_s, float(horizon_ticks) / 60.0f);
+    EXPECT_EQ(diff(plain.ahead, decided.ahead).pos, 0.0f) << "the look-ahead at t knows nothing of what comes after t";
+    EXPECT_EQ(diff(plain.pose, decided.pose).pos, 0.0f);
+    EXPECT_LT(diff(plain.ahead, truth_after[0]).pos, 0.05f) << "without the decision it was the future";
+    EXPECT_GT(diff(decided.ahead, truth_after[1]).pos, 100.0f) << "with it, the future moved and the look-ahead is wrong";
+    EXPECT_EQ(recs[0].frames[t - 2].characters[0].ahead_s, 0.0f) << "snapshot ticks only (every second tick here)";
+}
+
+TEST(LookAhead, NoLookAheadReachesBackAcrossATeleportOrReset) {
+    const ClipLibrary lib = builtin_clip_library();
+    test::quiet_server_logger();
+    WorldConfig wc = busy_world();
+    wc.controller.teleport_every_s = 1.0f;
+    wc.controller.reset_every_s = 1.5f;
+    World world(lib, wc);
+    StreamServerConfig sc;
+    sc.network = false;
+    sc.record_path = testing::TempDir() + "/ahead-epochs.ksrec";
+    StreamServer server(sc);
+    WorldStreamer streamer(world, server, 0);
+    const double horizon_s = 0.25;
+    streamer.set_look_ahead(horizon_s, 2);
+    while (world.tick() < 600) streamer.step();
+    server.close();
+    const RecordingReadResult rec = read_recording(sc.record_path);
+    std::remove(sc.record_path.c_str());
+    std::map<uint16_t, uint32_t> last_event;  // character -> tick of its last teleport or reset
+    int ramped = 0, full = 0;
+    for (const RecordedFrame& f : rec.frames) {
+        for (const RecordedEvent& e : f.events) last_event[e.character] = e.tick;
+        for (const RecordedCharacter& c : f.characters) {
+            if (f.tick % 2 != 0) {
+                EXPECT_EQ(c.ahead_s, 0.0f) << "tick " << f.tick;
+                continue;
+            }
+            const double since = double(f.tick - (last_event.count(c.id) ? last_event[c.id] : 0)) / 60.0;
+            EXPECT_LE(double(c.ahead_s), std::min(horizon_s, since) + 1e-6) << "character " << c.id << " tick " << f.tick;
+            EXPECT_GE(double(c.ahead_s), std::min(horizon_s, since) - 1e-6) << "character " << c.id << " tick " << f.tick;
+            ramped += c.ahead_s > 0 && c.ahead_s < float(horizon_s) - 1e-4f;
+            full += c.ahead_s > float(horizon_s) - 1e-4f;
+        }
+    }
+    EXPECT_GT(ramped, 20);
+    EXPECT_GT(full, 200);
+}
+
+TEST(LookAhead, TheServerLibraryRefusesABadLookAheadNamingIt) {
+    StreamServerConfig sc;
+    sc.network = false;
+    StreamServer server(sc);
+    Skeleton s;
+    s.names = {"root", "a"};
+    s.parents = {-1, 0};
+    s.offsets = {{0, 0, 0}, {0, 1, 0}};
+    const uint16_t c = server.add_character(server.add_skeleton("s", s));
+    const Pose p(s);
+    try {
+        server.set_look_ahead(c, p, 0.2f);
+        ADD_FAILURE() << "a look-ahead before any pose";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), Errc::State);
+    }
+    server.set_pose(c, p);
+    for (const float bad : {0.0f, -0.1f, 2.5f, std::nanf("")}) {
+        try {
+            server.set_look_ahead(c, p, bad);
+            ADD_FAILURE() << bad;
+        } catch (const Error& e) {
+            EXPECT_EQ(e.field(), "seconds") << bad;
+        }
+    }
+    Pose nan = p;
+    nan.vel[1].x = std::nanf("");
+    try {
+        server.set_look_ahead(c, nan, 0.2f);
+        ADD_FAILURE() << "a NaN look-ahead";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.field(), "pose.vel");
+    }
+    server.set_look_ahead(c, p, 0.2f);
+}
