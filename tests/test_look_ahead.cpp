@@ -163,7 +163,7 @@ TEST(LookAhead, TheServerLibraryRefusesABadLookAheadNamingIt) {
     const uint16_t c = server.add_character(server.add_skeleton("s", s));
     const Pose p(s);
     try {
-        server.set_look_ahead(c, p, 0.2f);
+        server.set_look_ahead(c, p, 0.2f, 0);
         ADD_FAILURE() << "a look-ahead before any pose";
     } catch (const Error& e) {
         EXPECT_EQ(e.code(), Errc::State);
@@ -171,7 +171,7 @@ TEST(LookAhead, TheServerLibraryRefusesABadLookAheadNamingIt) {
     server.set_pose(c, p);
     for (const float bad : {0.0f, -0.1f, 2.5f, std::nanf("")}) {
         try {
-            server.set_look_ahead(c, p, bad);
+            server.set_look_ahead(c, p, bad, 0);
             ADD_FAILURE() << bad;
         } catch (const Error& e) {
             EXPECT_EQ(e.field(), "seconds") << bad;
@@ -180,10 +180,10 @@ TEST(LookAhead, TheServerLibraryRefusesABadLookAheadNamingIt) {
     Pose nan = p;
     nan.vel[1].x = std::nanf("");
     try {
-        server.set_look_ahead(c, nan, 0.2f);
+        server.set_look_ahead(c, nan, 0.2f, 0);
         ADD_FAILURE() << "a NaN look-ahead";
     } catch (const Error& e) {
         EXPECT_EQ(e.field(), "pose.vel");
     }
-    server.set_look_ahead(c, p, 0.2f);
+    server.set_look_ahead(c, p, 0.2f, 0);
 }

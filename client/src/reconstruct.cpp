@@ -94,7 +94,7 @@ bool CharacterReconstructor::predict(Pose& out, const Snap& newest, double when)
     return false;
 }
 
-void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t epoch) {
+void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t epoch, uint16_t plan, double computed_at) {
     // Epochs only move forward (16-bit, wrapping). A newer epoch from time t voids what older ones
     // said of t and after (look-ahead snapshots of the old motion reach past the change), and an
     // older epoch's snapshot from then on is void on arrival.
@@ -102,9 +102,20 @@ void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t e
     for (const Snap& s : snaps_)
         if (older(epoch, s.epoch) && t >= s.t) return;
     std::erase_if(snaps_, [&](const Snap& s) { return older(s.epoch, epoch) && s.t >= t; });
+    // Plans the same way, from the moment the newer one was computed: a decision there changed the
+    // future the older look-aheads described.
+    if (any_plan_ && older(plan, newest_plan_) && t > newest_plan_from_) return;
+    if (!any_plan_ || older(newest_plan_, plan)) {
+        newest_plan_ = plan;
+        newest_plan_from_ = computed_at;
+        any_plan_ = true;
+    } else if (plan == newest_plan_) {
+        newest_plan_from_ = std::min(newest_plan_from_, computed_at);
+    }
+    std::erase_if(snaps_, [&](const Snap& s) { return older(s.plan, newest_plan_) && s.t > newest_plan_from_; });
     auto it = std::lower_bound(snaps_.begin(), snaps_.end(), t, [](const Snap& s, double v) { return s.t < v; });
     if (it != snaps_.end() && it->t == t) return;  // a duplicate
-    snaps_.insert(it, Snap{t, epoch, pose});
+    snaps_.insert(it, Snap{t, epoch, pose, plan});
     // Keep about a second of history (the interpolating strategies look back 100 ms).
     while (snaps_.size() > 2 && snaps_.back().t - snaps_.front().t > 1.0) snaps_.pop_front();
 }

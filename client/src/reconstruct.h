@@ -23,7 +23,9 @@ public:
     CharacterReconstructor(const Skeleton& skeleton, const ReconstructConfig& cfg, float metres_per_unit = 1.0f);
     // A snapshot of the character (joint 0 in the world) at server time t (its tick / tick rate).
     // Snapshots may arrive out of order; older than the newest are kept for interpolation only.
-    void add_snapshot(double t, const Pose& pose, uint16_t epoch);
+    // A look-ahead snapshot is the pose the server expected at t, computed at `computed_at` under
+    // `plan`: a newer plan voids what older ones said of the time after its computed_at.
+    void add_snapshot(double t, const Pose& pose, uint16_t epoch, uint16_t plan = 0, double computed_at = -1e300);
     // The pose to show at server time `now` (render frames in order; dt since the last one).
     const Pose& render(double now, double dt);
     const Pose& displayed() const { return out_; }
@@ -39,6 +41,7 @@ private:
         double t;
         uint16_t epoch;
         Pose pose;
+        uint16_t plan = 0;
     };
     // Uses scratch_ past the cap; joint 0 with root_halflife when it differs (uses root_in_/root_out_).
     void extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife);
@@ -59,6 +62,9 @@ private:
     bool blending_ = false;
     bool have_display_ = false;
     double newest_seen_t_ = -1e300;
+    bool any_plan_ = false;
+    uint16_t newest_plan_ = 0;
+    double newest_plan_from_ = -1e300;  // when the newest plan was first computed (as far as known)
     uint16_t shown_epoch_ = 0;
     // deadblend+sod: the correction offset, its per-joint frequency, and the last render's time.
     PoseOffset offset_;

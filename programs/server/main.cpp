@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
     bool no_network = false;
     int record_queue_mb = 64;
     double look_ahead_s = 0.25;
+    std::string decisions = "standard";
     int port = sc.port;  // an int, so 99999 or -1 is refused by the range check with its value named
     int http_port = 0;
     std::string http_bind = "127.0.0.1";
@@ -109,6 +110,11 @@ int main(int argc, char** argv) {
     app.add_option("--transition", transition, "how clip switches blend: deadblend or inertialize")
         ->capture_default_str()->check(CLI::IsMember({"deadblend", "inertialize"}));
     app.add_option("--blend-time", wc.controller.blend_time, "transition duration, seconds")->capture_default_str();
+    app.add_option("--decisions", decisions,
+                   "how often each character decides (a new clip and speed): standard (every 3 to 8 s), decisive (every 1 to 2 s: "
+                   "the recording that tests a look-ahead where it is often wrong) or none")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"standard", "decisive", "none"}));
     app.add_option("--look-ahead", look_ahead_s,
                    "seconds of look-ahead computed per character on every snapshot tick and recorded (what the replay's +ahead "
                    "strategies stream): the pose that far ahead if nothing were decided meanwhile; 0: none")
@@ -183,6 +189,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     wc.controller.transition = transition == "inertialize" ? TransitionKind::Inertialization : TransitionKind::DeadBlending;
+    if (decisions == "decisive") wc.controller.switch_min_s = 1.0f, wc.controller.switch_max_s = 2.0f;
+    if (decisions == "none") wc.controller.switch_min_s = wc.controller.switch_max_s = 1e9f;
     sc.bandwidth_bps = bandwidth_kbps * 1000.0f;
     sc.network = !no_network;
     sc.tick_hz = wc.tick_hz;

@@ -139,7 +139,11 @@ struct Scene {
     // "+ahead" strategies' run), and the client learns each entry's horizon. On the wire that is a
     // byte per entry (counted in the bytes); here it is passed beside, by (tick, character).
     bool send_ahead = false;
-    std::map<std::pair<uint32_t, uint16_t>, float> horizon_s;
+    struct Ahead {
+        float horizon_s = 0.0f;
+        uint16_t plan = 0;
+    };
+    std::map<std::pair<uint32_t, uint16_t>, Ahead> ahead_of;
 
     Scene(const RecordingHeader& header, Truth& t) : h(header), tick_hz(header.tick_hz), truth(t) {
         for (size_t s = 0; s < h.skeletons.size(); ++s) precs.push_back(plan_precision(h.skeletons[s], h.metres_per_unit[s]));
@@ -319,11 +323,11 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
         const bool ahead = scene.send_ahead && c.ahead_s > 0.0f;
         now.push_back({c.id, sk, quantize_character(ahead ? c.ahead : c.pose, h.skeletons[sk], scene.precs[sk], c.epoch)});
         roots_m.push_back(c.pose.pos[0] * h.metres_per_unit[sk]);
-        if (scene.send_ahead) scene.horizon_s[{s.next_tick, c.id}] = ahead ? c.ahead_s : 0.0f;
+        if (scene.send_ahead) scene.ahead_of[{s.next_tick, c.id}] = {ahead ? c.ahead_s : 0.0f, c.ahead_plan};
     }
-    if (scene.send_ahead)  // a horizon is needed until its snapshot can no longer arrive
-        while (!scene.horizon_s.empty() && scene.horizon_s.begin()->first.first + uint32_t(10.0 * scene.tick_hz) < s.next_tick)
-            scene.horizon_s.erase(scene.horizon_s.begin());
+    if (scene.send_ahead)  // needed until its snapshot can no longer arrive
+        while (!scene.ahead_of.empty() && scene.ahead_of.begin()->first.first + uint32_t(10.0 * scene.tick_hz) < s.next_tick)
+            scene.ahead_of.erase(scene.ahead_of.begin());
     s.history.add(s.next_tick, now);
     std::function<float(uint16_t)> relevance;
     std::map<uint16_t, float> priority;
@@ -347,7 +351,7 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
         auto bytes = build_snapshot(s.received.header(seq), parts[i].tick, uint8_t(i), uint8_t(parts.size()), parts[i].data);
         s.envelope_bytes += double(bytes.size() - parts[i].data.size());
         s.bytes_down += double(bytes.size() + kNetSimHeaderBytes);
-        if (scene.send_ahead) s.bytes_down += double(parts[i].units.size());  // each entry's horizon byte
+        if (scene.send_ahead) s.bytes_down += 2.0 * double(parts[i].units.size());  // each entry's horizon and plan bytes
         ++s.snapshot_datagrams;
         link.down.send(ts, std::move(bytes));
     }
@@ -399,13 +403,12 @@ bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPa
     }
     c.poses.end_datagram(m.tick);
     for (SnapshotAssembler::Ready& r : c.poses.take_ready()) {
-        double horizon = 0.0;
-        if (scene.send_ahead) {
-            const auto it = scene.horizon_s.find({r.tick, r.id});
-            horizon = it == scene.horizon_s.end() ? 0.0 : double(it->second);
-        }
+        Scene::Ahead a;
+        if (scene.send_ahead)
+            if (const auto it = scene.ahead_of.find({r.tick, r.id}); it != scene.ahead_of.end()) a = it->second;
+        const double t_tick = double(r.tick) / scene.tick_hz;
         for (size_t k = 0; k < ev.variants.size(); ++k) {
-            ev.recon[k][r.id]->add_snapshot(double(r.tick) / scene.tick_hz + horizon, r.pose, r.epoch);
+            ev.recon[k][r.id]->add_snapshot(t_tick + double(a.horizon_s), r.pose, r.epoch, a.plan, t_tick);
             ev.acc[k].news_arrived(r.id, double(r.tick) / scene.tick_hz, arrival);
         }
     }

@@ -47,6 +47,7 @@ struct Frame {
         Pose pose;
         float ahead_s = 0.0f;  // the look-ahead, when > 0
         Pose ahead;
+        uint16_t ahead_plan = 0;
     };
     std::vector<CharacterPose> poses;
 };
@@ -66,6 +67,7 @@ struct StreamServer::Impl {
         bool has_pose = false;
         Pose ahead;
         float ahead_s = 0.0f;  // 0: no look-ahead this tick
+        uint16_t ahead_plan = 0;
         uint16_t epoch = 0;
     };
     std::map<uint16_t, Skeleton> skeletons;  // by id, as added (set_pose checks poses against them)
@@ -124,7 +126,7 @@ void StreamServer::Impl::record(const Frame& f) {
         RecordedFrame rf;
         rf.tick = f.tick;
         for (const Frame::CharacterPose& c : f.poses)
-            if (recorded.count(c.id)) rf.characters.push_back({c.id, c.epoch, c.pose, c.ahead_s, c.ahead});
+            if (recorded.count(c.id)) rf.characters.push_back({c.id, c.epoch, c.pose, c.ahead_s, c.ahead, c.ahead_plan});
         for (const net::EventInfo& e : f.events)
             if (recorded.count(e.character_id) && e.kind != kinesync::wire::EventKind::Removed)
                 rf.events.push_back({e.character_id, e.epoch, uint8_t(e.kind), e.tick});
@@ -340,7 +342,7 @@ void StreamServer::set_pose(uint16_t character, const Pose& pose) {
     s.ahead_s = 0.0f;
 }
 
-void StreamServer::set_look_ahead(uint16_t character, const Pose& pose, float seconds) {
+void StreamServer::set_look_ahead(uint16_t character, const Pose& pose, float seconds, uint16_t plan) {
     std::lock_guard<std::mutex> lock(impl_->m);
     if (impl_->closed) throw Error(Errc::State, "set_look_ahead after close()");
     Impl::Staged& s = find_character(impl_->characters, character, "set_look_ahead");
@@ -351,6 +353,7 @@ void StreamServer::set_look_ahead(uint16_t character, const Pose& pose, float se
     check_pose(pose, impl_->skeletons.at(s.skeleton), where.c_str());
     s.ahead = pose;
     s.ahead_s = seconds;
+    s.ahead_plan = plan;
 }
 
 uint16_t StreamServer::teleport(uint16_t character) { return impl_->open_epoch(character, kinesync::wire::EventKind::Teleport, "teleport"); }
@@ -380,7 +383,7 @@ uint32_t StreamServer::end_tick() {
         frame->tick = tick;
         for (auto& e : frame->events) e.tick = tick;
         for (const auto& [id, s] : impl_->characters)
-            if (s.has_pose) frame->poses.push_back({id, s.epoch, s.pose, s.ahead_s, s.ahead_s > 0.0f ? s.ahead : Pose()});
+            if (s.has_pose) frame->poses.push_back({id, s.epoch, s.pose, s.ahead_s, s.ahead_s > 0.0f ? s.ahead : Pose(), s.ahead_plan});
     }
     if (!impl_->cfg.network) {
         impl_->apply(*frame);  // offline: nothing is real-time, the recording takes every tick

@@ -291,6 +291,7 @@ void RecordingStream::Impl::decode_chunk(uint64_t offset, std::vector<RecordedFr
                 copy_out(rc.pose.vel, c->vel()->Data(), n);
                 copy_out(rc.pose.ang, c->ang()->Data(), n);
                 copy_out(rc.pose.svl, c->svl()->Data(), n);
+                rc.ahead_plan = c->ahead_plan();
                 if (c->ahead_s() != 0.0f) {
                     if (!(c->ahead_s() > 0.0f && c->ahead_s() <= 10.0f) || !sized(c->ahead_pos()) || !sized(c->ahead_rot()) || !sized(c->ahead_scl()) ||
                         !sized(c->ahead_vel()) || !sized(c->ahead_ang()) || !sized(c->ahead_svl()))

@@ -236,9 +236,10 @@ void RecordingWriter::write(const RecordedFrame& frame) {
             const auto aang = m.structs<rec::Vec3>(a.ang);
             const auto asvl = m.structs<rec::Vec3>(a.svl);
             m.chars_tmp.push_back(rec::CreateCharacterFrame(fbb, c.id, c.epoch, pos, rot, scl, vel, ang, svl, c.ahead_s, apos, arot,
-                                                            ascl, avel, aang, asvl));
+                                                            ascl, avel, aang, asvl, c.ahead_plan));
         } else {
-            m.chars_tmp.push_back(rec::CreateCharacterFrame(fbb, c.id, c.epoch, pos, rot, scl, vel, ang, svl));
+            m.chars_tmp.push_back(rec::CreateCharacterFrame(fbb, c.id, c.epoch, pos, rot, scl, vel, ang, svl, 0.0f, 0, 0, 0, 0, 0, 0,
+                                                            c.ahead_plan));
         }
     }
     m.events_tmp.clear();

@@ -48,7 +48,8 @@ uint32_t WorldStreamer::step() {
         auto horizon = [&](size_t c) { return std::min<int64_t>(ahead_ticks_, int64_t(now) - int64_t(epoch_tick_[c])); };
         pool_.parallel_for(chars.size(), [&](size_t c) { chars[c].look_ahead(int(horizon(c)), dt, ahead_[c]); });
         for (size_t c = 0; c < chars.size(); ++c)
-            if (horizon(c) > 0) server_.set_look_ahead(uint16_t(c), ahead_[c].pose(), float(double(horizon(c)) * dt));
+            if (horizon(c) > 0)
+                server_.set_look_ahead(uint16_t(c), ahead_[c].pose(), float(double(horizon(c)) * dt), uint16_t(chars[c].switches()));
     }
     const uint32_t tick = server_.end_tick();
     if (tick != world_.tick()) throw std::logic_error("WorldStreamer: the server's tick is not the world's");

@@ -123,8 +123,11 @@ public:
     // procedural targets moving on their course; no new choice, no teleport or reset). It is
     // recorded beside the pose (RecordedCharacter::ahead), for the replay's "+ahead" strategies
     // (docs/FIDELITY.md, "Look-ahead"); live clients do not receive it yet. set_pose clears it.
+    // `plan`: a number the game increments (wrapping) whenever it decides something its earlier
+    // look-aheads could not know; clients then drop what they said of the time after this tick. The
+    // plan stays the character's until the next call (set_pose keeps it).
     // Throws ks::Error like set_pose, and InvalidArgument for seconds outside (0, 2].
-    void set_look_ahead(uint16_t character, const Pose& pose, float seconds);
+    void set_look_ahead(uint16_t character, const Pose& pose, float seconds, uint16_t plan);
     // A discontinuity at this tick: the character jumped (teleport) or its animation restarted
     // (reset). Opens a new epoch: clients show the new pose at once, never a blend across. Call
     // with the pose of the new epoch (set_pose before or after, within the same tick). Returns the

@@ -57,6 +57,7 @@ struct RecordedCharacter {
     // decision meanwhile (ahead_s 0: none, and `ahead` is empty).
     float ahead_s = 0.0f;
     Pose ahead;
+    uint16_t ahead_plan = 0;  // the plan followed (also without a look-ahead): +1 at each decision the earlier look-aheads could not know
 };
 
 struct RecordedFrame {
