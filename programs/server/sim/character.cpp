@@ -215,9 +215,39 @@ void Character::step(double dt, uint32_t tick) {
     animate();
 }
 
-void Character::look_ahead(int ticks, double tick_dt, Character& out) const {
-    out = *this;
+void Character::copy_state_to(Character& out) const {
+    // What animate() reads; the random generator (decisions) and the scratch poses are not needed.
+    out.lib_ = lib_;
+    out.skeleton_ = skeleton_;
+    out.cfg_ = cfg_;
+    out.clip_ = clip_;
+    out.time_ = time_;
+    out.speed_ = speed_;
+    out.speed_target_ = speed_target_;
+    out.anchor_ = anchor_;
+    out.clock_ = clock_;
+    out.blending_ = blending_;
+    out.blend_clock_ = blend_clock_;
+    if (blending_) {
+        if (cfg_.transition == TransitionKind::DeadBlending) out.transition_ = transition_, out.dirs_ = dirs_;
+        else out.offset_ = offset_;
+    }
+    out.epoch_ = epoch_;
+    out.switches_ = switches_;
     out.events_.clear();
+    out.head_ = head_;
+    out.head_forward_ = head_forward_;
+    out.target_phase_ = target_phase_;
+    const int n = lib_->skeletons[size_t(skeleton_)].size();
+    for (Pose* p : {&out.scratch_, &out.input_, &out.global_, &out.out_})
+        if (p->size() != n) p->resize(n);
+    if (out.dirs_.size() != size_t(n)) out.dirs_.assign(size_t(n), quat{});
+    if (out.transition_.size() != n) out.transition_.resize(n);
+    if (out.offset_.size() != n) out.offset_.resize(n);
+}
+
+void Character::look_ahead(int ticks, double tick_dt, Character& out) const {
+    copy_state_to(out);
     if (ticks <= 0) return;
     // The clip time the next `ticks` steps would add, each at its eased speed: the damper's speeds
     // form a geometric series (s_i = goal + (s_0 - goal) a^i), summed in closed form.

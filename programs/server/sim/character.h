@@ -64,6 +64,7 @@ private:
     void advance(double dt, double clip_dt);  // clocks, clip time (wrapping), blend clock
     void decide(double dt, uint32_t tick);    // teleports, resets and clip switches now due
     void animate();                           // the pose of the present state
+    void copy_state_to(Character& out) const;  // what the look-ahead needs, reusing out's buffers
     void sample_input(Pose& out, int clip, double clip_time, float speed, const kform& anchor) const;
     void start_transition(int next_clip, double next_time, double dt);
     kform current_ground() const;  // the character root under the displayed hips
