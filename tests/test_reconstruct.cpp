@@ -171,11 +171,14 @@ TEST(Reconstruct, AfterLossDeadblendStepsStaySmall) {
 }
 
 TEST(Reconstruct, StrategyNamesRoundTrip) {
-    for (Strategy st : all_strategies()) {
-        Strategy back;
-        ASSERT_TRUE(strategy_from_name(strategy_name(st), back));
-        EXPECT_EQ(back, st);
-    }
+    for (const auto* list : {&all_strategies(), &ahead_strategies()})
+        for (Strategy st : *list) {
+            Strategy back;
+            ASSERT_TRUE(strategy_from_name(strategy_name(st), back));
+            EXPECT_EQ(back, st);
+            EXPECT_EQ(uses_look_ahead(st), list == &ahead_strategies()) << strategy_name(st);
+            EXPECT_FALSE(uses_look_ahead(base_strategy(st))) << strategy_name(st);
+        }
     Strategy x;
     EXPECT_FALSE(strategy_from_name("teleportation", x));
 }
@@ -411,4 +414,54 @@ TEST(Reconstruct, DeadblendSodWithoutDecayReproducesConstantVelocity) {
     run_stream(s, cfg, 0.08, 3.0, [&](double t, uint16_t&) { return truth_at(s, t); },
                [&](double now, const Pose& shown, double) { worst = std::max(worst, worst_joint_error(s, shown, truth_at(s, now))); });
     EXPECT_LT(worst, 2e-4f);
+}
+
+TEST(Reconstruct, AheadStrategiesShowLookAheadSnapshotsAtTheirTimeExactly) {
+    // Look-ahead snapshots (0.25 s ahead, arriving 60 ms after they were computed) of a motion the
+    // extrapolation alone cannot follow (a swing): both +ahead strategies show it at the present.
+    const Skeleton s = three_joints();
+    auto swing = [&](double t) {
+        Pose p = truth_at(s, t);
+        p.pos[0].y = 1.0f + 0.3f * float(std::sin(6.0 * t));
+        p.vel[0].y = 1.8f * float(std::cos(6.0 * t));
+        return p;
+    };
+    for (const Strategy st : ahead_strategies()) {
+        ReconstructConfig cfg;
+        cfg.strategy = st;
+        CharacterReconstructor r(s, cfg);
+        float worst = 0;
+        int next = 0;
+        for (int frame = 0; frame < 120; ++frame) {
+            const double now = frame / 60.0;
+            for (; next / 30.0 + 0.06 <= now + 1e-9; ++next) r.add_snapshot(next / 30.0 + 0.25, swing(next / 30.0 + 0.25), 0, 0, next / 30.0);
+            if (!r.ready() || now < 0.5) continue;
+            const Pose& shown = r.render(now, 1.0 / 60.0);
+            worst = std::max(worst, worst_joint_error(s, shown, swing(now)));
+        }
+        EXPECT_LT(worst, 2e-3f) << strategy_name(st) << ": Hermite between look-ahead snapshots 33 ms apart";
+        EXPECT_EQ(r.display_delay(), 0.0) << strategy_name(st);
+    }
+}
+
+TEST(Reconstruct, ANewerPlanVoidsWhatOlderPlansSaidOfTheTimeAfterIt) {
+    // Plan 0 says the root stays at x = 0 up to t = 0.5 s; a decision at 0.1 s: plan 1, computed
+    // then, puts it at x = 10 at 0.35 s. Shown at 0.2 s, the old plan's snapshots after 0.1 s are
+    // void, so the display heads for the new one at once (it does not wait for 0.35 s).
+    const Skeleton s = three_joints();
+    ReconstructConfig cfg;
+    cfg.strategy = Strategy::HermiteAhead;
+    CharacterReconstructor r(s, cfg);
+    Pose still(3);
+    for (int j = 0; j < 3; ++j) still.pos[size_t(j)] = s.offsets[size_t(j)];
+    for (int i = 0; i <= 15; ++i) r.add_snapshot(i / 30.0, still, 0, 0, i / 30.0 - 0.25);
+    EXPECT_NEAR(r.render(0.2, 1.0 / 60.0).pos[0].x, 0.0f, 1e-6f) << "the old plan, alone";
+    Pose moved = still;
+    moved.pos[0].x = 10.0f;
+    r.add_snapshot(0.35, moved, 0, 1, 0.1);
+    const float x = r.render(0.2, 1.0 / 60.0).pos[0].x;
+    EXPECT_GT(x, 1.0f) << "on its way to the new plan's pose";
+    EXPECT_LT(x, 10.0f);
+    r.add_snapshot(0.3, still, 0, 0, 0.05);  // a late snapshot of the old plan about the time after
+    EXPECT_NEAR(r.render(0.2, 1.0 / 60.0).pos[0].x, x, 1e-5f) << "void on arrival";
 }

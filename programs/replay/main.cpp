@@ -185,8 +185,7 @@ int main(int argc, char** argv) {
         std::printf("(clock estimate error %.1f ms mean; %llu snapshot datagrams, %llu lost)\n", r.clock_error_ms,
                     (unsigned long long)r.snapshot_datagrams, (unsigned long long)r.datagrams_lost);
         if (r.ahead_bytes_per_s > 0)
-            std::printf("(+ahead: the server sends each character's look-ahead instead of its pose: %.2f kB/s, %.2fx the present "
-                        "stream's %.2f kB/s)\n",
+            std::printf("(+ahead: look-ahead sent instead of poses, %.2f kB/s = %.2fx the present run's %.2f kB/s)\n",
                         r.ahead_bytes_per_s / 1000.0, r.ahead_bytes_per_s / std::max(1.0, r.bytes_per_s), r.bytes_per_s / 1000.0);
         std::printf("(counted: %.1f payload bytes per character sent; envelope %.1f bytes per snapshot datagram)\n",
                     r.payload_bytes_per_character, r.envelope_bytes_per_datagram);
@@ -210,7 +209,9 @@ int main(int argc, char** argv) {
         if (view) {
             report.insert(report.rfind("\n}"), view_roots_json(*view));  // a last member of the report's object
             try {
-                ViewFiles files{view_meta_json(rec, cfg, r, *view), default_three_dir()};
+                ReplayResult shown = r;  // the viewer holds the present strategies' run
+                std::erase_if(shown.strategies, [](const ReplayStrategyResult& x) { return uses_look_ahead(x.strategy); });
+                ViewFiles files{view_meta_json(rec, cfg, shown, *view), default_three_dir()};
                 const size_t bytes = write_viewer(view_dir, *view, files);
                 const double seconds = double(view->frames()) / cfg.render_hz;
                 std::printf("viewer: %s/index.html (%zu frames, %.1f s; replay.ksview %.2f MB, %.2f MB per minute)%s\n"
