@@ -46,6 +46,13 @@ echo "== replay: every strategy under every profile, 30 Hz snapshots =="
     --sweep "$out/frontier.svg"
 echo "client report: $out/clients.json"
 echo
+echo "== the decisive recording (a new clip every 1-2 s per character: where a look-ahead is often wrong) =="
+./build/kinesync-server --no-network --duration 20 --characters 6 --teleport-every 6 --reset-every 9 --seed 7 \
+  --decisions decisive --record "$out/decisive.ksrec" "${clip_args[@]}" > "$out/decisive.log" 2>&1
+for profile in broadband mobile; do
+  ./build/kinesync-replay "$out/decisive.ksrec" --profile "$profile" --snapshot-hz 30 --json "$out/decisive-$profile.json" --quiet
+done
+echo
 echo "== the 3D viewer: truth and every strategy under broadband =="
 ./build/kinesync-replay "$out/session.ksrec" --profile broadband --snapshot-hz 30 --view "$out/viewer" --json "$out/viewer.json" \
     --quiet | grep -A1 '^viewer:'
