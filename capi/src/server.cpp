@@ -161,6 +161,21 @@ ks_result ks_server_set_pose(ks_server* s, uint16_t character, const ks_kform* j
     });
 }
 
+ks_result ks_server_set_look_ahead(ks_server* s, uint16_t character, const ks_kform* joints, int joint_count, float seconds,
+                                   uint16_t plan) {
+    return guarded("ks_server_set_look_ahead", [&] {
+        KS_NEED(s);
+        if (!joints) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_server_set_look_ahead: NULL joints");
+        if (joint_count <= 0 || joint_count > kMaxJoints)
+            return fail(KS_ERROR_INVALID_POSE, "ks_server_set_look_ahead: joint_count = " + std::to_string(joint_count) + ", not 1.." +
+                                                   std::to_string(kMaxJoints));
+        s->scratch.resize(joint_count);
+        for (int j = 0; j < joint_count; ++j) s->scratch.set(j, ks::capi::from_c(joints[j]));
+        s->server.set_look_ahead(character, s->scratch, seconds, plan);  // checks the id, the pose and the seconds
+        return KS_OK;
+    });
+}
+
 ks_result ks_server_teleport(ks_server* s, uint16_t character) {
     return guarded("ks_server_teleport", [&] {
         KS_NEED(s);

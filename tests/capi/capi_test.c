@@ -54,6 +54,15 @@ int main(void) {
     ks_kform joints[2];
     pose_at(0.0, joints);
     CHECK(ks_server_set_pose(server, character, joints, 2) == KS_OK, "%s", ks_last_error());
+    {
+        /* A look-ahead 0.2 s ahead under plan 3; a horizon out of range is refused naming it. */
+        ks_kform ahead[2];
+        pose_at(0.2, ahead);
+        CHECK(ks_server_set_look_ahead(server, character, ahead, 2, 0.2f, 3) == KS_OK, "%s", ks_last_error());
+        CHECK(ks_server_set_look_ahead(server, character, ahead, 2, 3.0f, 3) == KS_ERROR_INVALID_ARGUMENT, "3 s accepted");
+        CHECK(strstr(ks_last_error(), "seconds") != NULL, "look-ahead message: '%s'", ks_last_error());
+        CHECK(ks_server_set_look_ahead(server, character, NULL, 2, 0.2f, 3) == KS_ERROR_INVALID_ARGUMENT, "NULL accepted");
+    }
 
     /* Errors: a code and a message, never a crash or an exception. */
     CHECK(ks_server_set_pose(server, character, joints, 1) == KS_ERROR_INVALID_POSE, "wrong joint count accepted");
