@@ -8,7 +8,11 @@
 #include <cstdio>
 #include <map>
 
+#include <chrono>
+#include <thread>
+
 #include <kinesync/common/record/recording.h>
+#include "common/src/codec/snapshot_codec.h"
 #include <kinesync/server/stream_server.h>
 #include "programs/server/sim/world.h"
 #include "programs/server/sim/world_streamer.h"
@@ -186,4 +190,52 @@ TEST(LookAhead, TheServerLibraryRefusesABadLookAheadNamingIt) {
         EXPECT_EQ(e.field(), "pose.vel");
     }
     server.set_look_ahead(c, p, 0.2f, 0);
+}
+
+TEST(LookAhead, LiveClientsReceiveTheLookAheadWithItsHorizonAndPlan) {
+    test::quiet_server_logger();
+    StreamServerConfig sc;
+    sc.port = 0;
+    sc.io = IoMode::Pumped;
+    StreamServer server(sc);
+    Skeleton s;
+    s.names = {"root", "a"};
+    s.parents = {-1, 0};
+    s.offsets = {{0, 0, 0}, {0, 1, 0}};
+    const uint16_t id = server.add_character(server.add_skeleton("s", s));
+    Pose present(s), ahead(s);
+    ahead.pos[0].x = 1.0f;
+    test::UdpClient c(server.port());
+    c.session.connect(c.now());
+    std::vector<SnapshotAssembler::Ready> got;
+    for (int i = 0; i < 400 && got.size() < 5; ++i) {
+        server.set_pose(id, present);
+        if (i > 10) server.set_look_ahead(id, ahead, 0.25f, 7);
+        server.end_tick();
+        c.pump();
+        for (SnapshotAssembler::Ready& r : c.session.take_poses())
+            if (r.ahead) got.push_back(std::move(r));
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    }
+    ASSERT_GE(got.size(), 5u) << c.session.state_name();
+    for (const SnapshotAssembler::Ready& r : got) {
+        EXPECT_EQ(r.ahead_ticks, 15) << "0.25 s at 60 Hz ticks";
+        EXPECT_EQ(r.plan, 7);
+        EXPECT_NEAR(r.pose.pos[0].x, 1.0f, 1e-3f) << "the look-ahead pose, sent instead of the present one";
+    }
+    server.close();
+}
+
+TEST(LookAhead, AnEntryClaimingAHorizonBeyondTwoSecondsIsRefused) {
+    SnapshotDecoder d(60.0f);
+    std::vector<DecodedCharacter> out;
+    for (const uint32_t ticks : {2000u, 2001u}) {
+        std::vector<uint8_t> p{kSnapshotFormat, 1, 0, kModeAhead};
+        put_varint(p, ticks);
+        put_varint(p, 3);
+        put_varint(p, 0);  // no coded bytes: the entry then fails on its skeleton, not its framing
+        const SnapshotError e = d.decode(1, p, [](uint16_t) { return -1; }, [](uint16_t) { return nullptr; }, out);
+        if (ticks <= kMaxAheadTicks) EXPECT_EQ(e, SnapshotError::UnknownCharacter);
+        else EXPECT_EQ(e, SnapshotError::BadFormat);
+    }
 }

@@ -55,7 +55,12 @@ void SnapshotAssembler::add(uint16_t id, uint32_t tick, const QCharacter& state,
         c.joint_tick[j] = tick;
         if (current) ++c.fresh_count;
     }
-    if (current) c.epoch = state.epoch;
+    if (current) {
+        c.epoch = state.epoch;
+        c.ahead = state.ahead;
+        c.ahead_ticks = state.ahead_ticks;
+        c.plan = state.plan;
+    }
     if (c.has_pending && c.fresh_count == n) finish(id, c);
 }
 
@@ -76,7 +81,7 @@ void SnapshotAssembler::finish(uint16_t id, Character& c) {
     c.newest_done = c.pending;
     c.any_done = true;
     if (c.seen_count < c.joint_tick.size()) return;  // not every joint has arrived yet
-    ready_.push_back({id, c.pending, c.epoch, c.latest});
+    ready_.push_back({id, c.pending, c.epoch, c.latest, c.ahead, c.ahead_ticks, c.plan});
     Pose& out = ready_.back().pose;
     for (size_t j = 0; j < c.joint_tick.size(); ++j) {
         if (c.joint_tick[j] == c.pending) continue;

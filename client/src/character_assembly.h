@@ -42,6 +42,9 @@ public:
         uint32_t tick;
         uint16_t epoch;
         Pose pose;
+        // A look-ahead: the pose is for ahead_ticks after `tick`, under `plan` (QCharacter).
+        bool ahead = false;
+        uint16_t ahead_ticks = 0, plan = 0;
     };
     // Poses that became ready since the last call, in the order they did.
     std::vector<Ready> take_ready();
@@ -60,6 +63,8 @@ private:
         uint32_t newest_done = 0;        // the newest tick finished
         bool any_done = false;
         uint16_t epoch = 0;
+        bool ahead = false;  // of the tick being assembled
+        uint16_t ahead_ticks = 0, plan = 0;
     };
     struct TickDatagrams {
         uint32_t count = 0, received = 0;

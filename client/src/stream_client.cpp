@@ -58,6 +58,7 @@ struct StreamClient::Impl {
     struct Entry {
         RemoteCharacter view;
         std::unique_ptr<CharacterReconstructor> recon;
+        bool ahead = false;  // its snapshots carry the server's look-ahead: recon runs the strategy's "+ahead" form
     };
     std::map<uint16_t, std::unique_ptr<Entry>> chars;
     std::vector<ClientEvent> events;
@@ -336,7 +337,15 @@ void StreamClient::Impl::take_news(double t) {
         Entry& e = *it->second;
         if (r.pose.size() != int(e.view.skeleton.size())) continue;  // from a skeleton since replaced
         const double t_snap = double(r.tick) / session.tick_hz();
-        e.recon->add_snapshot(t_snap, r.pose, r.epoch);
+        if (r.ahead && !e.ahead) {
+            // The server supplies a look-ahead: the strategy's "+ahead" form, when it has one.
+            ReconstructConfig rc = cfg.reconstruct;
+            if (rc.strategy == Strategy::DeadBlendSod) rc.strategy = Strategy::DeadBlendSodAhead;
+            if (rc.strategy == Strategy::Hermite) rc.strategy = Strategy::HermiteAhead;
+            e.recon = std::make_unique<CharacterReconstructor>(e.view.skeleton, rc, e.view.metres_per_unit);
+            e.ahead = true;
+        }
+        e.recon->add_snapshot(t_snap + double(r.ahead_ticks) / session.tick_hz(), r.pose, r.epoch, r.plan, t_snap);
         ++e.view.snapshots;
         e.view.newest_tick = std::max(e.view.newest_tick, r.tick);
         // Clock check: estimated server time at arrival minus the snapshot's time should be the

@@ -136,14 +136,8 @@ struct Scene {
     int far_hold_depth = -1;
     bool only_near = false;
     // Look-ahead: the server sends each character's look-ahead instead of its present pose (the
-    // "+ahead" strategies' run), and the client learns each entry's horizon. On the wire that is a
-    // byte per entry (counted in the bytes); here it is passed beside, by (tick, character).
+    // "+ahead" strategies' run), its entries carrying the horizon and plan.
     bool send_ahead = false;
-    struct Ahead {
-        float horizon_s = 0.0f;
-        uint16_t plan = 0;
-    };
-    std::map<std::pair<uint32_t, uint16_t>, Ahead> ahead_of;
 
     Scene(const RecordingHeader& header, Truth& t) : h(header), tick_hz(header.tick_hz), truth(t) {
         for (size_t s = 0; s < h.skeletons.size(); ++s) precs.push_back(plan_precision(h.skeletons[s], h.metres_per_unit[s]));
@@ -322,12 +316,12 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
         const uint16_t sk = scene.skeleton_of[c.id];
         const bool ahead = scene.send_ahead && c.ahead_s > 0.0f;
         now.push_back({c.id, sk, quantize_character(ahead ? c.ahead : c.pose, h.skeletons[sk], scene.precs[sk], c.epoch)});
+        QCharacter& q = now.back().state;
+        q.ahead = scene.send_ahead;
+        q.ahead_ticks = ahead ? uint16_t(std::lround(double(c.ahead_s) * scene.tick_hz)) : 0;
+        q.plan = scene.send_ahead ? c.ahead_plan : 0;
         roots_m.push_back(c.pose.pos[0] * h.metres_per_unit[sk]);
-        if (scene.send_ahead) scene.ahead_of[{s.next_tick, c.id}] = {ahead ? c.ahead_s : 0.0f, c.ahead_plan};
     }
-    if (scene.send_ahead)  // needed until its snapshot can no longer arrive
-        while (!scene.ahead_of.empty() && scene.ahead_of.begin()->first.first + uint32_t(10.0 * scene.tick_hz) < s.next_tick)
-            scene.ahead_of.erase(scene.ahead_of.begin());
     s.history.add(s.next_tick, now);
     std::function<float(uint16_t)> relevance;
     std::map<uint16_t, float> priority;
@@ -351,7 +345,6 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
         auto bytes = build_snapshot(s.received.header(seq), parts[i].tick, uint8_t(i), uint8_t(parts.size()), parts[i].data);
         s.envelope_bytes += double(bytes.size() - parts[i].data.size());
         s.bytes_down += double(bytes.size() + kNetSimHeaderBytes);
-        if (scene.send_ahead) s.bytes_down += 2.0 * double(parts[i].units.size());  // each entry's horizon and plan bytes
         ++s.snapshot_datagrams;
         link.down.send(ts, std::move(bytes));
     }
@@ -403,12 +396,9 @@ bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPa
     }
     c.poses.end_datagram(m.tick);
     for (SnapshotAssembler::Ready& r : c.poses.take_ready()) {
-        Scene::Ahead a;
-        if (scene.send_ahead)
-            if (const auto it = scene.ahead_of.find({r.tick, r.id}); it != scene.ahead_of.end()) a = it->second;
         const double t_tick = double(r.tick) / scene.tick_hz;
         for (size_t k = 0; k < ev.variants.size(); ++k) {
-            ev.recon[k][r.id]->add_snapshot(t_tick + double(a.horizon_s), r.pose, r.epoch, a.plan, t_tick);
+            ev.recon[k][r.id]->add_snapshot(t_tick + double(r.ahead_ticks) / scene.tick_hz, r.pose, r.epoch, r.plan, t_tick);
             ev.acc[k].news_arrived(r.id, double(r.tick) / scene.tick_hz, arrival);
         }
     }

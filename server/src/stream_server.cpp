@@ -48,6 +48,7 @@ struct Frame {
         float ahead_s = 0.0f;  // the look-ahead, when > 0
         Pose ahead;
         uint16_t ahead_plan = 0;
+        bool planned = false;  // the character has had a look-ahead: its entries carry the plan
     };
     std::vector<CharacterPose> poses;
 };
@@ -68,6 +69,7 @@ struct StreamServer::Impl {
         Pose ahead;
         float ahead_s = 0.0f;  // 0: no look-ahead this tick
         uint16_t ahead_plan = 0;
+        bool planned = false;
         uint16_t epoch = 0;
     };
     std::map<uint16_t, Skeleton> skeletons;  // by id, as added (set_pose checks poses against them)
@@ -169,7 +171,8 @@ void StreamServer::Impl::apply(Frame& f) {
     for (uint16_t id : f.removed) roster.characters.erase(id);
     tf.removed_characters = f.removed;
     tf.events = f.events;
-    for (const Frame::CharacterPose& c : f.poses) tf.characters.push_back({c.id, c.epoch, &c.pose});
+    for (const Frame::CharacterPose& c : f.poses)
+        tf.characters.push_back({c.id, c.epoch, &c.pose, c.ahead_s > 0.0f ? &c.ahead : nullptr, c.ahead_s, c.planned, c.ahead_plan});
     if (server) server->publish(tf);
     record(f);
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -354,6 +357,7 @@ void StreamServer::set_look_ahead(uint16_t character, const Pose& pose, float se
     s.ahead = pose;
     s.ahead_s = seconds;
     s.ahead_plan = plan;
+    s.planned = true;
 }
 
 uint16_t StreamServer::teleport(uint16_t character) { return impl_->open_epoch(character, kinesync::wire::EventKind::Teleport, "teleport"); }
@@ -383,7 +387,7 @@ uint32_t StreamServer::end_tick() {
         frame->tick = tick;
         for (auto& e : frame->events) e.tick = tick;
         for (const auto& [id, s] : impl_->characters)
-            if (s.has_pose) frame->poses.push_back({id, s.epoch, s.pose, s.ahead_s, s.ahead_s > 0.0f ? s.ahead : Pose(), s.ahead_plan});
+            if (s.has_pose) frame->poses.push_back({id, s.epoch, s.pose, s.ahead_s, s.ahead_s > 0.0f ? s.ahead : Pose(), s.ahead_plan, s.planned});
     }
     if (!impl_->cfg.network) {
         impl_->apply(*frame);  // offline: nothing is real-time, the recording takes every tick

@@ -115,8 +115,8 @@ KS_API ks_result ks_server_set_pose(ks_server* s, uint16_t character, const ks_k
 /* Optional, after ks_server_set_pose in the same tick: the pose `seconds` (0..2] ahead that the
  * game's animation reaches if nothing is decided meanwhile (its graph run forward with the inputs
  * held), and the plan number, which the game increments at each decision its earlier look-aheads
- * could not know. Recorded beside the pose for the replay's "+ahead" strategies (docs/FIDELITY.md,
- * "Look-ahead"); live clients do not receive it yet. KS_ERROR_INVALID_ARGUMENT for seconds out of
+ * could not know. Sent to clients instead of the pose and recorded beside it (docs/FIDELITY.md,
+ * "Look-ahead"). KS_ERROR_INVALID_ARGUMENT for seconds out of
  * range, KS_ERROR_STATE before any pose of the character. */
 KS_API ks_result ks_server_set_look_ahead(ks_server* s, uint16_t character, const ks_kform* joints, int joint_count, float seconds,
                                           uint16_t plan);

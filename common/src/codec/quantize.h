@@ -36,6 +36,11 @@ struct QJoint {
 struct QCharacter {
     uint16_t epoch = 0;
     std::vector<QJoint> joints;
+    // A look-ahead (docs/FIDELITY.md, "Look-ahead"): the joints are the pose ahead_ticks after the
+    // snapshot's tick, expected under `plan` (ahead_ticks 0: the present, still under `plan`).
+    // Carried in the entry's header, not in the coded joints.
+    bool ahead = false;
+    uint16_t ahead_ticks = 0, plan = 0;
     bool operator==(const QCharacter&) const = default;
 };
 

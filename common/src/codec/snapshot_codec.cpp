@@ -79,9 +79,12 @@ SnapshotError SnapshotDecoder::read_header(std::span<const uint8_t> data, size_t
     if (!get_varint(data, pos, h.id) || h.id > 0xFFFF) return SnapshotError::Truncated;
     if (pos >= data.size()) return SnapshotError::Truncated;
     h.mode = data[pos++];
-    if ((h.mode & kModeMask) > 2 || (h.mode & ~uint32_t(kModeMask | kModePart)) != 0) return SnapshotError::BadFormat;
+    if ((h.mode & kModeMask) > 2 || (h.mode & ~uint32_t(kModeMask | kModePart | kModeAhead)) != 0) return SnapshotError::BadFormat;
     if ((h.mode & kModePart) && (!get_varint(data, pos, h.first) || !get_varint(data, pos, h.count)))
         return SnapshotError::Truncated;
+    if ((h.mode & kModeAhead) && (!get_varint(data, pos, h.ahead_ticks) || !get_varint(data, pos, h.plan)))
+        return SnapshotError::Truncated;
+    if (h.ahead_ticks > kMaxAheadTicks || h.plan > 0xFFFF) return SnapshotError::BadFormat;
     const uint32_t mode = h.mode & kModeMask;
     if (mode >= 1 && (!get_varint(data, pos, h.base_age) || !get_varint(data, pos, h.ctx_age))) return SnapshotError::Truncated;
     if (mode == 2 && !get_varint(data, pos, h.hold)) return SnapshotError::Truncated;
@@ -122,6 +125,9 @@ SnapshotError SnapshotDecoder::decode_entry(uint32_t tick, const Header& h, cons
         e.have.assign(prec.joints.size(), 0);
     }
     e.state.epoch = scratch_.epoch;
+    e.state.ahead = (h.mode & kModeAhead) != 0;
+    e.state.ahead_ticks = uint16_t(h.ahead_ticks);
+    e.state.plan = uint16_t(h.plan);
     std::copy(scratch_.joints.begin() + range.first, scratch_.joints.begin() + range.end(), e.state.joints.begin() + range.first);
     std::fill(e.have.begin() + range.first, e.have.begin() + range.end(), uint8_t(1));
     out = {id, &e.state, mode == 0, range};

@@ -8,8 +8,9 @@
 //   u8 format (kSnapshotFormat)
 //   varint character count
 //   per entry:     varint id, u8 mode (bits 0-1: 0 full, 1 delta, 2 delta with a level of detail;
-//                  bit 2: a part of the character),
+//                  bit 2: a part of the character; bit 3: a look-ahead),
 //                  [part: varint first joint, varint joint count],
+//                  [look-ahead: varint ticks ahead of the snapshot's tick, varint plan],
 //                  [delta: varint baseline age in ticks, varint context age in ticks (0: none)],
 //                  [mode 2: varint hold depth: deeper joints keep the baseline's values],
 //                  varint length, range-coded bytes.
@@ -29,8 +30,9 @@
 
 namespace ks {
 
-constexpr uint8_t kSnapshotFormat = 3;  // 3: characters in parts; 2: a 16-bit state check per character
-constexpr uint8_t kModeMask = 0x3, kModePart = 0x4;
+constexpr uint8_t kSnapshotFormat = 4;  // 4: look-ahead entries; 3: characters in parts; 2: a 16-bit state check per character
+constexpr uint8_t kModeMask = 0x3, kModePart = 0x4, kModeAhead = 0x8;
+constexpr uint32_t kMaxAheadTicks = 2000;  // 2 s at 1000 Hz ticks
 
 // Characters with more joints than this are sent in parts of at most this many joints (a full
 // part of 96 joints codes to about 600-800 bytes, within one datagram's payload).
@@ -112,7 +114,7 @@ private:
         std::vector<uint8_t> have;  // per joint: decoded for this tick
     };
     struct Header {
-        uint32_t id = 0, mode = 0, first = 0, count = 0, base_age = 0, ctx_age = 0, hold = 0;
+        uint32_t id = 0, mode = 0, first = 0, count = 0, base_age = 0, ctx_age = 0, hold = 0, ahead_ticks = 0, plan = 0;
         std::span<const uint8_t> bytes;
     };
     SnapshotError read_header(std::span<const uint8_t> data, size_t& pos, Header& h) const;

@@ -689,7 +689,11 @@ void Server::publish(const TickFrame& frame) {
         const TickFrame::CharacterPose& c = *known[i];
         const uint16_t skeleton = roster_.characters.at(c.id).skeleton;
         const Roster::SkeletonEntry& sk = roster_.skeletons.at(skeleton);
-        now_[i] = {c.id, skeleton, quantize_character(*c.pose, sk.skeleton, sk.precision, c.epoch)};
+        now_[i] = {c.id, skeleton, quantize_character(c.ahead ? *c.ahead : *c.pose, sk.skeleton, sk.precision, c.epoch)};
+        QCharacter& q = now_[i].state;
+        q.ahead = c.planned;
+        q.ahead_ticks = c.ahead ? uint16_t(std::clamp<long>(std::lround(double(c.ahead_s) * cfg_.tick_hz), 0, long(kMaxAheadTicks))) : 0;
+        q.plan = c.plan;
     };
     if (pool_) pool_->parallel_for(known.size(), quantize);
     else for (size_t i = 0; i < known.size(); ++i) quantize(i);

@@ -105,6 +105,12 @@ struct TickFrame {
         uint16_t id = 0;
         uint16_t epoch = 0;
         const Pose* pose = nullptr;
+        // The look-ahead (StreamServer::set_look_ahead): sent instead of `pose` when given; `planned`
+        // once the character has had one (its entries then always carry the plan).
+        const Pose* ahead = nullptr;
+        float ahead_s = 0.0f;
+        bool planned = false;
+        uint16_t plan = 0;
     };
     std::vector<CharacterPose> characters;
     std::vector<EventInfo> events;

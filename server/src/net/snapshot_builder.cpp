@@ -92,10 +92,14 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
         if (lod) out.mixed = std::make_shared<QCharacter>();
         encode_character(chunk, c.state, base ? &cb : nullptr, prec, u.joints, &e.cost, out.mixed.get());
         put_varint(e.framed, c.id);
-        e.framed.push_back(uint8_t((base ? (lod ? 2 : 1) : 0) | (u.split ? kModePart : 0)));
+        e.framed.push_back(uint8_t((base ? (lod ? 2 : 1) : 0) | (u.split ? kModePart : 0) | (c.state.ahead ? kModeAhead : 0)));
         if (u.split) {
             put_varint(e.framed, u.joints.first);
             put_varint(e.framed, u.joints.count);
+        }
+        if (c.state.ahead) {
+            put_varint(e.framed, c.state.ahead_ticks);
+            put_varint(e.framed, c.state.plan);
         }
         if (base) {
             put_varint(e.framed, tick - out.base_tick);

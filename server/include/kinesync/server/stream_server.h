@@ -121,8 +121,8 @@ public:
     // now that the game's animation would reach if nothing were decided meanwhile (its graph run
     // forward with the current inputs held: clips playing on, transitions in progress completing,
     // procedural targets moving on their course; no new choice, no teleport or reset). It is
-    // recorded beside the pose (RecordedCharacter::ahead), for the replay's "+ahead" strategies
-    // (docs/FIDELITY.md, "Look-ahead"); live clients do not receive it yet. set_pose clears it.
+    // sent to clients instead of the pose (they show it as it comes due: docs/FIDELITY.md,
+    // "Look-ahead") and recorded beside the pose (RecordedCharacter::ahead). set_pose clears it.
     // `plan`: a number the game increments (wrapping) whenever it decides something its earlier
     // look-aheads could not know; clients then drop what they said of the time after this tick. The
     // plan stays the character's until the next call (set_pose keeps it).
