@@ -14,6 +14,7 @@
 #include <kinesync/common/record/recording.h>
 #include "common/src/codec/snapshot_codec.h"
 #include <kinesync/server/stream_server.h>
+#include "programs/server/sim/look_ahead_horizon.h"
 #include "programs/server/sim/world.h"
 #include "programs/server/sim/world_streamer.h"
 #include "tests/support/udp_harness.h"
@@ -238,4 +239,31 @@ TEST(LookAhead, AnEntryClaimingAHorizonBeyondTwoSecondsIsRefused) {
         if (ticks <= kMaxAheadTicks) EXPECT_EQ(e, SnapshotError::UnknownCharacter);
         else EXPECT_EQ(e, SnapshotError::BadFormat);
     }
+}
+
+TEST(LookAhead, TheHorizonFollowsTheSlowerClientsAndMovesSlowly) {
+    // Without a measured client: the configured horizon.
+    EXPECT_EQ(horizon_for_clients({}, 30.0, 0.25), 0.25);
+    EXPECT_EQ(horizon_for_clients({0.0, std::nan("")}, 30.0, 0.25), 0.25);
+    // broadband (100 ms round trip): 1.5 x 50 ms + 2 snapshot intervals = 0.142 s.
+    EXPECT_NEAR(horizon_for_clients({100.0}, 30.0, 0.25), 0.075 + 2.0 / 30.0, 1e-9);
+    // The 90th percentile (nearest rank): one slow client in ten does not set everyone's horizon,
+    // two do.
+    std::vector<double> rtts(9, 100.0);
+    rtts.push_back(300.0);
+    EXPECT_NEAR(horizon_for_clients(rtts, 30.0, 0.25), 0.075 + 2.0 / 30.0, 1e-9);
+    rtts[0] = 300.0;
+    EXPECT_NEAR(horizon_for_clients(rtts, 30.0, 0.25), 0.225 + 2.0 / 30.0, 1e-9);
+    // Within [0.1, 0.5] s.
+    EXPECT_EQ(horizon_for_clients({1.0}, 30.0, 0.25), 0.1);
+    EXPECT_EQ(horizon_for_clients({5000.0}, 30.0, 0.25), 0.5);
+    // A quarter snapshot interval per snapshot at most, so look-ahead times keep increasing.
+    double h = 0.25;
+    for (int i = 0; i < 100; ++i) {
+        const double next = slew_horizon(h, 0.1, 30.0);
+        EXPECT_GT(i / 30.0 + 1.0 / 30.0 + next, i / 30.0 + h);
+        EXPECT_LE(std::abs(next - h), 0.25 / 30.0 + 1e-12);
+        h = next;
+    }
+    EXPECT_DOUBLE_EQ(h, 0.1);
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+
+#include "programs/server/sim/look_ahead_horizon.h"
 #include <stdexcept>
 #include <string>
 
@@ -20,10 +22,11 @@ WorldStreamer::WorldStreamer(World& world, StreamServer& server, int workers) : 
     }
 }
 
-void WorldStreamer::set_look_ahead(double seconds, int every_ticks) {
+void WorldStreamer::set_look_ahead(double seconds, int every_ticks, bool follow_clients) {
     if (!(seconds >= 0.0 && seconds <= 2.0)) throw std::invalid_argument("look-ahead of " + std::to_string(seconds) + " s: 0..2 s");
     if (every_ticks < 1) throw std::invalid_argument("look-ahead every " + std::to_string(every_ticks) + " ticks: at least 1");
-    ahead_ticks_ = int(std::lround(seconds * double(world_.config().tick_hz)));
+    ahead_s_ = ahead_target_s_ = ahead_fallback_s_ = seconds;
+    follow_clients_ = follow_clients && seconds > 0.0;
     ahead_every_ = every_ticks;
     epoch_tick_.assign(world_.characters().size(), 0);
     ahead_ = world_.characters();
@@ -43,9 +46,17 @@ uint32_t WorldStreamer::step() {
         }
         server_.set_pose(id, ch.pose());
     }
-    if (ahead_ticks_ > 0 && now % uint32_t(ahead_every_) == 0) {
-        const double dt = 1.0 / double(world_.config().tick_hz);
-        auto horizon = [&](size_t c) { return std::min<int64_t>(ahead_ticks_, int64_t(now) - int64_t(epoch_tick_[c])); };
+    const double hz = double(world_.config().tick_hz);
+    if (follow_clients_ && now % uint32_t(std::max(1.0, std::round(hz))) == 0) {
+        std::vector<double> rtts;
+        for (const net::ClientReport& r : server_.stats().clients) rtts.push_back(r.rtt_ms);
+        ahead_target_s_ = horizon_for_clients(rtts, hz / double(ahead_every_), ahead_fallback_s_);
+    }
+    if (ahead_s_ > 0.0 && now % uint32_t(ahead_every_) == 0) {
+        ahead_s_ = slew_horizon(ahead_s_, ahead_target_s_, hz / double(ahead_every_));
+        const int64_t ahead_ticks = std::lround(ahead_s_ * hz);
+        const double dt = 1.0 / hz;
+        auto horizon = [&](size_t c) { return std::min<int64_t>(ahead_ticks, int64_t(now) - int64_t(epoch_tick_[c])); };
         pool_.parallel_for(chars.size(), [&](size_t c) { chars[c].look_ahead(int(horizon(c)), dt, ahead_[c]); });
         for (size_t c = 0; c < chars.size(); ++c)
             if (horizon(c) > 0)

@@ -18,16 +18,21 @@ public:
     // One tick: world.step(), poses and events to the server, server.end_tick(). Returns the tick.
     uint32_t step();
     // Also hand the server each character's look-ahead (StreamServer::set_look_ahead) `seconds`
-    // ahead, on every `every_ticks`-th tick (the snapshot ticks: no other is sent). Within
-    // `seconds` after a teleport or reset the horizon is the time since it (0 at the event), so
-    // no look-ahead reaches back across an epoch change. 0 seconds: none.
-    void set_look_ahead(double seconds, int every_ticks);
+    // ahead, on every `every_ticks`-th tick (the snapshot ticks: no other is sent). Within the
+    // horizon after a teleport or reset it is the time since it (0 at the event), so no
+    // look-ahead reaches back across an epoch change. 0 seconds: none. With `follow_clients` the
+    // horizon follows the connected clients' round trips (horizon_for_clients, checked every
+    // second, moved by slew_horizon); `seconds` is the horizon without clients.
+    void set_look_ahead(double seconds, int every_ticks, bool follow_clients = false);
+    double look_ahead_s() const { return ahead_s_; }  // the horizon now
 
 private:
     World& world_;
     StreamServer& server_;
     WorkerPool pool_;
-    int ahead_ticks_ = 0, ahead_every_ = 1;
+    int ahead_every_ = 1;
+    double ahead_s_ = 0.0, ahead_target_s_ = 0.0, ahead_fallback_s_ = 0.0;
+    bool follow_clients_ = false;
     std::vector<uint32_t> epoch_tick_;    // per character: the tick of its last teleport or reset
     std::vector<Character> ahead_;        // per character: scratch for its look-ahead
 };
