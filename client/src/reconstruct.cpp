@@ -272,7 +272,9 @@ void CharacterReconstructor::limit_correction_frequencies() {
     // whole body and is what settles a teleport: it gets a frequency and a budget of its own
     // (root_correction_f, root_accel_max), so a limb's large correction does not hold the body
     // back; the two budgets add.
-    const float w0 = 2.0f * kPi * cfg_.correction_sod.f, a = cfg_.correction_accel_max;
+    const bool ahead = cfg_.strategy == Strategy::DeadBlendSodAhead;
+    const float w0 = 2.0f * kPi * (ahead ? cfg_.ahead_correction_f : cfg_.correction_sod.f);
+    const float a = ahead ? cfg_.ahead_correction_accel_max : cfg_.correction_accel_max;
     const float zeta = std::max(cfg_.correction_sod.zeta, 0.1f), m = metres_per_unit_;
     const size_t n = offset_.pos.size();
     auto solve = [&](float x, float v, float budget, float w0) {

@@ -44,8 +44,8 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                     for (float accel : {80.0f, 160.0f, 240.0f, 480.0f, 960.0f, 1e5f})
                         for (float floor : {0.25f, 0.5f}) {
                             ReconstructConfig c = d;
-                            c.correction_sod.f = f;
-                            c.correction_accel_max = accel;
+                            (s == Strategy::DeadBlendSodAhead ? c.ahead_correction_f : c.correction_sod.f) = f;
+                            (s == Strategy::DeadBlendSodAhead ? c.ahead_correction_accel_max : c.correction_accel_max) = accel;
                             c.correction_min_ratio = floor;
                             add(c);
                         }
@@ -93,7 +93,9 @@ std::string variant_label(const ReconstructConfig& c) {
             break;
         case Strategy::DeadBlendSod:
             std::snprintf(buf, sizeof buf, "f %g zeta %g accel %g root %g/%g floor %g predict %g/%g",
-                          double(c.correction_sod.f), double(c.correction_sod.zeta), double(c.correction_accel_max),
+                          double(c.strategy == Strategy::DeadBlendSodAhead ? c.ahead_correction_f : c.correction_sod.f),
+                          double(c.correction_sod.zeta),
+                          double(c.strategy == Strategy::DeadBlendSodAhead ? c.ahead_correction_accel_max : c.correction_accel_max),
                           double(c.root_correction_f), double(c.root_accel_max), double(c.correction_min_ratio),
                           double(c.predict_halflife_s), double(c.predict_root_halflife_s));
             break;

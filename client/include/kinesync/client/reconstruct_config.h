@@ -65,6 +65,11 @@ struct ReconstructConfig {
     float correction_min_ratio = 0.25f;  // w never drops below this fraction of 2 pi f (a slower offset drifts)
     float root_correction_f = 12.0f;     // Hz: the root translation's correction has a frequency
     float root_accel_max = 200.0f;       // and a budget (m/s^2) of its own
+    // deadblend+sod+ahead's correction frequency and budget (in place of correction_sod.f and
+    // correction_accel_max): with look-ahead, corrections are rarer (a decision, look-ahead running
+    // out) and a gentler one keeps the display smooth (docs/FIDELITY.md, "Look-ahead").
+    float ahead_correction_f = 4.0f;
+    float ahead_correction_accel_max = 80.0f;
     float predict_halflife_s = 0.2f;     // velocity half-life of the extrapolated snapshot's joints
     float predict_root_halflife_s = 1e9f;  // and of its root: locomotion keeps its pace (none)
 };
