@@ -147,15 +147,23 @@ ks_result ks_server_remove_character(ks_server* s, uint16_t character) {
     });
 }
 
+namespace {
+// The caller's joints into s->scratch, or the refusal (naming `fn`) of a NULL array or a count out of range.
+ks_result joints_to_scratch(ks_server* s, const ks_kform* joints, int joint_count, const char* fn) {
+    if (!joints) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": NULL joints");
+    if (joint_count <= 0 || joint_count > kMaxJoints)
+        return fail(KS_ERROR_INVALID_POSE, std::string(fn) + ": joint_count = " + std::to_string(joint_count) + ", not 1.." +
+                                               std::to_string(kMaxJoints));
+    s->scratch.resize(joint_count);
+    for (int j = 0; j < joint_count; ++j) s->scratch.set(j, ks::capi::from_c(joints[j]));
+    return KS_OK;
+}
+}  // namespace
+
 ks_result ks_server_set_pose(ks_server* s, uint16_t character, const ks_kform* joints, int joint_count) {
     return guarded("ks_server_set_pose", [&] {
         KS_NEED(s);
-        if (!joints) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_server_set_pose: NULL joints");
-        if (joint_count <= 0 || joint_count > kMaxJoints)
-            return fail(KS_ERROR_INVALID_POSE, "ks_server_set_pose: joint_count = " + std::to_string(joint_count) + ", not 1.." +
-                                                   std::to_string(kMaxJoints));
-        s->scratch.resize(joint_count);
-        for (int j = 0; j < joint_count; ++j) s->scratch.set(j, ks::capi::from_c(joints[j]));
+        if (const ks_result r = joints_to_scratch(s, joints, joint_count, "ks_server_set_pose"); r != KS_OK) return r;
         s->server.set_pose(character, s->scratch);  // checks the id and the joint count
         return KS_OK;
     });
@@ -165,12 +173,7 @@ ks_result ks_server_set_look_ahead(ks_server* s, uint16_t character, const ks_kf
                                    uint16_t plan) {
     return guarded("ks_server_set_look_ahead", [&] {
         KS_NEED(s);
-        if (!joints) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_server_set_look_ahead: NULL joints");
-        if (joint_count <= 0 || joint_count > kMaxJoints)
-            return fail(KS_ERROR_INVALID_POSE, "ks_server_set_look_ahead: joint_count = " + std::to_string(joint_count) + ", not 1.." +
-                                                   std::to_string(kMaxJoints));
-        s->scratch.resize(joint_count);
-        for (int j = 0; j < joint_count; ++j) s->scratch.set(j, ks::capi::from_c(joints[j]));
+        if (const ks_result r = joints_to_scratch(s, joints, joint_count, "ks_server_set_look_ahead"); r != KS_OK) return r;
         s->server.set_look_ahead(character, s->scratch, seconds, plan);  // checks the id, the pose and the seconds
         return KS_OK;
     });

@@ -16,37 +16,39 @@ const ClipLibrary& library() {
     return lib;
 }
 
-void BM_WorldTick(benchmark::State& state) {
+WorldConfig bench_world(const benchmark::State& state) {
     WorldConfig cfg;
     cfg.characters = int(state.range(0));
     cfg.controller.teleport_every_s = 5.0f;
     cfg.controller.reset_every_s = 7.0f;
-    World w(library(), cfg);
+    return cfg;
+}
+
+void count_characters(benchmark::State& state, int characters) {
+    state.counters["characters"] = double(characters);
+    state.counters["per_character"] =
+        benchmark::Counter(double(characters), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void BM_WorldTick(benchmark::State& state) {
+    World w(library(), bench_world(state));
     for (auto _ : state) w.step();
-    state.counters["characters"] = double(cfg.characters);
-    state.counters["per_character"] = benchmark::Counter(double(cfg.characters), benchmark::Counter::kIsIterationInvariantRate |
-                                                                                    benchmark::Counter::kInvert);
+    count_characters(state, int(state.range(0)));
 }
 
 // The same world with each character's look-ahead (0.25 s) computed on every second tick, as the
 // demo server does at 60 Hz ticks and 30 Hz snapshots: the animation cost of the look-ahead mode,
 // to set beside BM_WorldTick.
 void BM_WorldTickLookAhead(benchmark::State& state) {
-    WorldConfig cfg;
-    cfg.characters = int(state.range(0));
-    cfg.controller.teleport_every_s = 5.0f;
-    cfg.controller.reset_every_s = 7.0f;
-    World w(library(), cfg);
+    World w(library(), bench_world(state));
     std::vector<Character> ahead(w.characters());
-    const double dt = 1.0 / double(cfg.tick_hz);
+    const double dt = 1.0 / double(w.config().tick_hz);
     for (auto _ : state) {
         w.step();
         if (w.tick() % 2 == 0)
             for (size_t c = 0; c < w.characters().size(); ++c) w.characters()[c].look_ahead(15, dt, ahead[c]);
     }
-    state.counters["characters"] = double(cfg.characters);
-    state.counters["per_character"] = benchmark::Counter(double(cfg.characters), benchmark::Counter::kIsIterationInvariantRate |
-                                                                                    benchmark::Counter::kInvert);
+    count_characters(state, int(state.range(0)));
 }
 
 struct SnapshotFixture {

@@ -44,6 +44,17 @@ void copy_out(std::vector<T>& dst, const uint8_t* src, size_t n) {
     if (n) std::memcpy(dst.data(), src, n * sizeof(T));
 }
 
+// A pose from its six arrays, each already checked to hold n joints.
+template <class V, class Q>
+void read_pose(Pose& out, const V* pos, const Q* rot, const V* scl, const V* vel, const V* ang, const V* svl, size_t n) {
+    copy_out(out.pos, pos->Data(), n);
+    copy_out(out.rot, rot->Data(), n);
+    copy_out(out.scl, scl->Data(), n);
+    copy_out(out.vel, vel->Data(), n);
+    copy_out(out.ang, ang->Data(), n);
+    copy_out(out.svl, svl->Data(), n);
+}
+
 }  // namespace
 
 struct RecordingStream::Impl {
@@ -285,12 +296,7 @@ void RecordingStream::Impl::decode_chunk(uint64_t offset, std::vector<RecordedFr
                 RecordedCharacter& rc = out.characters.emplace_back();
                 rc.id = c->id();
                 rc.epoch = c->epoch();
-                copy_out(rc.pose.pos, c->pos()->Data(), n);
-                copy_out(rc.pose.rot, c->rot()->Data(), n);
-                copy_out(rc.pose.scl, c->scl()->Data(), n);
-                copy_out(rc.pose.vel, c->vel()->Data(), n);
-                copy_out(rc.pose.ang, c->ang()->Data(), n);
-                copy_out(rc.pose.svl, c->svl()->Data(), n);
+                read_pose(rc.pose, c->pos(), c->rot(), c->scl(), c->vel(), c->ang(), c->svl(), n);
                 rc.ahead_plan = c->ahead_plan();
                 if (c->ahead_s() != 0.0f) {
                     if (!(c->ahead_s() > 0.0f && c->ahead_s() <= 10.0f) || !sized(c->ahead_pos()) || !sized(c->ahead_rot()) || !sized(c->ahead_scl()) ||
@@ -299,12 +305,7 @@ void RecordingStream::Impl::decode_chunk(uint64_t offset, std::vector<RecordedFr
                                           std::to_string(c->ahead_s()) + " s without " + std::to_string(n) +
                                           " joints in every array (or outside (0, 10] s)");
                     rc.ahead_s = c->ahead_s();
-                    copy_out(rc.ahead.pos, c->ahead_pos()->Data(), n);
-                    copy_out(rc.ahead.rot, c->ahead_rot()->Data(), n);
-                    copy_out(rc.ahead.scl, c->ahead_scl()->Data(), n);
-                    copy_out(rc.ahead.vel, c->ahead_vel()->Data(), n);
-                    copy_out(rc.ahead.ang, c->ahead_ang()->Data(), n);
-                    copy_out(rc.ahead.svl, c->ahead_svl()->Data(), n);
+                    read_pose(rc.ahead, c->ahead_pos(), c->ahead_rot(), c->ahead_scl(), c->ahead_vel(), c->ahead_ang(), c->ahead_svl(), n);
                 }
             }
         }

@@ -219,28 +219,21 @@ void RecordingWriter::write(const RecordedFrame& frame) {
 
     fb::FlatBufferBuilder& fbb = m.fbb;
     m.chars_tmp.clear();
+    // A pose's six arrays in the buffer (none for an empty pose: a character without a look-ahead).
+    struct Arrays {
+        fb::Offset<fb::Vector<const rec::Vec3*>> pos, scl, vel, ang, svl;
+        fb::Offset<fb::Vector<const rec::Quat*>> rot;
+    };
+    auto arrays = [&m](const Pose& p) {
+        if (p.pos.empty()) return Arrays{};
+        return Arrays{m.structs<rec::Vec3>(p.pos), m.structs<rec::Vec3>(p.scl), m.structs<rec::Vec3>(p.vel),
+                      m.structs<rec::Vec3>(p.ang), m.structs<rec::Vec3>(p.svl), m.structs<rec::Quat>(p.rot)};
+    };
     for (const RecordedCharacter& c : frame.characters) {
-        const Pose& p = c.pose;
-        const auto pos = m.structs<rec::Vec3>(p.pos);
-        const auto rot = m.structs<rec::Quat>(p.rot);
-        const auto scl = m.structs<rec::Vec3>(p.scl);
-        const auto vel = m.structs<rec::Vec3>(p.vel);
-        const auto ang = m.structs<rec::Vec3>(p.ang);
-        const auto svl = m.structs<rec::Vec3>(p.svl);
-        if (c.ahead_s > 0.0f) {
-            const Pose& a = c.ahead;
-            const auto apos = m.structs<rec::Vec3>(a.pos);
-            const auto arot = m.structs<rec::Quat>(a.rot);
-            const auto ascl = m.structs<rec::Vec3>(a.scl);
-            const auto avel = m.structs<rec::Vec3>(a.vel);
-            const auto aang = m.structs<rec::Vec3>(a.ang);
-            const auto asvl = m.structs<rec::Vec3>(a.svl);
-            m.chars_tmp.push_back(rec::CreateCharacterFrame(fbb, c.id, c.epoch, pos, rot, scl, vel, ang, svl, c.ahead_s, apos, arot,
-                                                            ascl, avel, aang, asvl, c.ahead_plan));
-        } else {
-            m.chars_tmp.push_back(rec::CreateCharacterFrame(fbb, c.id, c.epoch, pos, rot, scl, vel, ang, svl, 0.0f, 0, 0, 0, 0, 0, 0,
-                                                            c.ahead_plan));
-        }
+        const Arrays p = arrays(c.pose);
+        const Arrays a = c.ahead_s > 0.0f ? arrays(c.ahead) : Arrays{};
+        m.chars_tmp.push_back(rec::CreateCharacterFrame(fbb, c.id, c.epoch, p.pos, p.rot, p.scl, p.vel, p.ang, p.svl, c.ahead_s, a.pos,
+                                                        a.rot, a.scl, a.vel, a.ang, a.svl, c.ahead_plan));
     }
     m.events_tmp.clear();
     for (const RecordedEvent& e : frame.events) m.events_tmp.emplace_back(e.character, e.epoch, e.kind, e.tick);
