@@ -334,6 +334,47 @@ TEST(Reconstruct, DeadblendSodDisplayIsC1AcrossNoisySnapshots) {
     EXPECT_GT(e.worst_accel, 3.0f * (20.0f + own_accel(cfg)));
 }
 
+TEST(Reconstruct, DeadblendSodBudgetHoldsAtTheEndOfALongChain) {
+    // A still chain of six 0.4 m bones whose snapshots alternate between bent +0.08 rad and -0.08 rad
+    // at every joint: each correction turns every joint the same way, so at the chain's end the
+    // rotations above each bone add up. The end's world second difference stays within the budget
+    // (the truth is still and the snapshots' velocities are zero, so all of it is correction).
+    Skeleton s;
+    const int n = 7;
+    for (int j = 0; j < n; ++j) {
+        s.names.push_back(std::string(1, char('a' + j)));
+        s.parents.push_back(j - 1);
+        s.offsets.push_back(j == 0 ? vec3{0, 1, 0} : vec3{0, 0.4f, 0});
+    }
+    ReconstructConfig cfg;
+    cfg.strategy = Strategy::DeadBlendSod;
+    cfg.correction_sod = {12.0f, 1.0f, 0.0f};
+    cfg.correction_accel_max = 30.0f;
+    cfg.correction_min_ratio = 0.01f;  // the floor never overrides the budget here
+    CharacterReconstructor r(s, cfg);
+    const double render_dt = 1.0 / 60.0;  // snapshots every other frame (30 Hz)
+    std::vector<vec3> end;
+    Pose global(n);
+    for (int frame = 0; frame < 240; ++frame) {
+        const double now = frame * render_dt;
+        if (frame % 2 == 0) {
+            Pose p(n);
+            for (int j = 0; j < n; ++j) {
+                p.pos[size_t(j)] = s.offsets[size_t(j)];
+                p.rot[size_t(j)] = quat_from_angle_axis((frame / 2) % 2 ? 0.08f : -0.08f, {0, 0, 1});
+            }
+            r.add_snapshot(now - 0.05, p, 0);
+        }
+        op_fk_static(global, r.render(now, render_dt), s.parents);
+        end.push_back(global.pos[size_t(n - 1)]);
+    }
+    float worst = 0;
+    for (size_t i = 2; i < end.size(); ++i)
+        worst = std::max(worst, length(end[i] - 2.0f * end[i - 1] + end[i - 2]) / float(render_dt * render_dt));
+    EXPECT_LE(worst, cfg.correction_accel_max * 1.05f);
+    EXPECT_GT(worst, cfg.correction_accel_max * 0.2f);  // the corrections do use the budget
+}
+
 TEST(Reconstruct, DeadblendSodTeleportShowsTheNewSnapshotExtrapolatedAtOnce) {
     const Skeleton s = three_joints();
     for (float predict_halflife : {0.3f, 1e6f}) {
@@ -410,6 +451,7 @@ TEST(Reconstruct, DeadblendSodWithoutDecayReproducesConstantVelocity) {
     ReconstructConfig cfg;
     cfg.strategy = Strategy::DeadBlendSod;
     cfg.predict_halflife_s = 1e9f;
+    cfg.predict_root_halflife_s = 1e9f;
     float worst = 0;
     run_stream(s, cfg, 0.08, 3.0, [&](double t, uint16_t&) { return truth_at(s, t); },
                [&](double now, const Pose& shown, double) { worst = std::max(worst, worst_joint_error(s, shown, truth_at(s, now))); });

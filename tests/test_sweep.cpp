@@ -26,6 +26,11 @@ bool same_swept_fields(const ReconstructConfig& a, const ReconstructConfig& b) {
                    a.correction_min_ratio == b.correction_min_ratio && a.predict_halflife_s == b.predict_halflife_s &&
                    a.root_correction_f == b.root_correction_f && a.root_accel_max == b.root_accel_max &&
                    a.predict_root_halflife_s == b.predict_root_halflife_s;
+        case Strategy::DeadBlendSodAhead:
+            return a.ahead_correction_f == b.ahead_correction_f && a.ahead_correction_accel_max == b.ahead_correction_accel_max &&
+                   a.correction_sod.zeta == b.correction_sod.zeta && a.correction_min_ratio == b.correction_min_ratio &&
+                   a.predict_halflife_s == b.predict_halflife_s && a.root_correction_f == b.root_correction_f &&
+                   a.root_accel_max == b.root_accel_max && a.predict_root_halflife_s == b.predict_root_halflife_s;
         default:
             return true;
     }
@@ -118,7 +123,7 @@ TEST(Sweep, DeadblendSodSweepsEachOfItsFields) {
 // The grid contains the default's own values (f 6, blend 50 ms...): it must not list them twice.
 TEST(Sweep, EveryVariantAfterTheDefaultDiffersFromIt) {
     const ReconstructConfig base;
-    for (Strategy s : {Strategy::DeadBlendSod, Strategy::DeadBlend, Strategy::Interp, Strategy::Hermite}) {
+    for (Strategy s : {Strategy::DeadBlendSod, Strategy::DeadBlendSodAhead, Strategy::DeadBlend, Strategy::Interp, Strategy::Hermite}) {
         const std::vector<ReconstructConfig> v = sweep_variants(base, {s});
         ASSERT_FALSE(v.empty());
         for (size_t i = 1; i < v.size(); ++i)
@@ -154,7 +159,7 @@ TEST(Sweep, LabelsNameTheSweptSettings) {
     EXPECT_EQ(variant_label(c), "blend 100 ms halflife 0.3 s");
     c = ReconstructConfig{};
     c.strategy = Strategy::DeadBlendSod;
-    EXPECT_EQ(variant_label(c), "f 6 zeta 1 accel 480 root 12/200 floor 0.25 predict 0.2/1e+09");
+    EXPECT_EQ(variant_label(c), "f 11 zeta 0.9 accel 960 root 12/150 floor 0.25 predict 0.1/0.5");
     // Variants that differ in a swept field have different labels (within a strategy).
     for (size_t i = 0; i < v.size(); ++i)
         for (size_t j = i + 1; j < v.size(); ++j)

@@ -68,6 +68,8 @@ CharacterReconstructor::CharacterReconstructor(const Skeleton& skeleton, const R
     for (int j = 1; j < n; ++j) bone_[size_t(j)] = length(skeleton.offsets[size_t(j)]);
     cum_x_.assign(size_t(n), 0.0f);
     cum_v_.assign(size_t(n), 0.0f);
+    turn_x_.assign(size_t(n), 0.0f);
+    turn_v_.assign(size_t(n), 0.0f);
     for (int j = 0; j < n; ++j) out_.pos[size_t(j)] = skeleton.offsets[size_t(j)];
 }
 
@@ -265,8 +267,8 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
 
 void CharacterReconstructor::limit_correction_frequencies() {
     // A joint's offset moves every joint below it. At joint d the corrections add up to at most
-    // X_d = sum over the chain of |rotation offset of the parent| x bone length (+ each joint's own
-    // position offset), and V_d the same for rates. A decaying offset starts with acceleration
+    // X_d = sum over the bones above d of bone length x the sum of the rotation offsets above that
+    // bone (+ each joint's own position offset), and V_d the same for rates. A decaying offset starts with acceleration
     // w^2 x + 2 zeta w v, so choosing, for each joint, the w that keeps w^2 X + 2 zeta w V <= accel_max
     // for the largest X, V below it bounds the sum at every joint. The root's translation moves the
     // whole body and is what settles a teleport: it gets a frequency and a budget of its own
@@ -288,8 +290,13 @@ void CharacterReconstructor::limit_correction_frequencies() {
         cum_x_[j] = p >= 0 ? m * length(offset_.pos[j]) : 0.0f;
         cum_v_[j] = p >= 0 ? m * length(offset_.vel[j]) : 0.0f;
         if (p >= 0) {
-            cum_x_[j] += cum_x_[size_t(p)] + m * bone_[j] * length(offset_.rot[size_t(p)]);
-            cum_v_[j] += cum_v_[size_t(p)] + m * bone_[j] * length(offset_.ang[size_t(p)]);
+            // Every rotation above the bone swings it: the bone adds its length times their sum.
+            turn_x_[j] = turn_x_[size_t(p)] + length(offset_.rot[size_t(p)]);
+            turn_v_[j] = turn_v_[size_t(p)] + length(offset_.ang[size_t(p)]);
+            cum_x_[j] += cum_x_[size_t(p)] + m * bone_[j] * turn_x_[j];
+            cum_v_[j] += cum_v_[size_t(p)] + m * bone_[j] * turn_v_[j];
+        } else {
+            turn_x_[j] = turn_v_[j] = 0.0f;
         }
     }
     for (size_t j = n; j-- > 1;) {  // the largest below each joint (parents come before children)

@@ -71,6 +71,7 @@ private:
     std::vector<float> omega_, omega_pos_;
     std::vector<float> bone_;            // per joint: rest-pose distance to its parent (units)
     std::vector<float> cum_x_, cum_v_;   // scratch: correction sizes accumulated down the chain
+    std::vector<float> turn_x_, turn_v_;  // scratch: rotation offsets summed down the chain
     float metres_per_unit_ = 1.0f;
     double last_now_ = 0.0;
 };

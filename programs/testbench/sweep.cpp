@@ -20,7 +20,6 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
             case Strategy::Snap:
             case Strategy::Extrap:
             case Strategy::HermiteAhead:
-            case Strategy::DeadBlendSodAhead:
                 break;
             case Strategy::Interp:
             case Strategy::Hermite:
@@ -40,7 +39,8 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                     }
                 break;
             case Strategy::DeadBlendSod:
-                for (float f : {3.0f, 4.0f, 6.0f, 9.0f})
+            case Strategy::DeadBlendSodAhead:  // its own f and budget over the same grid
+                for (float f : {4.0f, 6.0f, 8.0f, 11.0f, 14.0f})
                     for (float accel : {80.0f, 160.0f, 240.0f, 480.0f, 960.0f, 1e5f})
                         for (float floor : {0.25f, 0.5f}) {
                             ReconstructConfig c = d;
@@ -49,12 +49,12 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                             c.correction_min_ratio = floor;
                             add(c);
                         }
-                for (float zeta : {0.6f, 0.8f, 1.5f}) {
+                for (float zeta : {0.6f, 0.8f, 1.0f, 1.5f}) {
                     ReconstructConfig c = d;
                     c.correction_sod.zeta = zeta;
                     add(c);
                 }
-                for (float root : {50.0f, 100.0f, 400.0f, 1e5f}) {
+                for (float root : {50.0f, 100.0f, 200.0f, 400.0f, 1e5f}) {
                     ReconstructConfig c = d;
                     c.root_accel_max = root;
                     add(c);
@@ -64,12 +64,12 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                     c.root_correction_f = root_f;
                     add(c);
                 }
-                for (float hl : {0.1f, 0.3f, 0.5f, 1.0f, 1e6f}) {
+                for (float hl : {0.05f, 0.2f, 0.3f, 1.0f, 1e6f}) {
                     ReconstructConfig c = d;
                     c.predict_halflife_s = hl;
                     add(c);
                 }
-                for (float hl : {0.3f, 1.0f}) {
+                for (float hl : {0.3f, 1.0f, 1e9f}) {
                     ReconstructConfig c = d;
                     c.predict_root_halflife_s = hl;
                     add(c);

@@ -60,18 +60,18 @@ struct ReconstructConfig {
                                          // undone when the next arrives, and lag)
     // deadblend+sod. A correction's offset decays as x'' + 2 zeta w x' + w^2 x = 0, w = 2 pi f (r,
     // the response to input changes, has nothing to act on: the offset's input is always zero).
-    SodParams correction_sod{6.0f, 1.0f, 0.0f};
-    float correction_accel_max = 480.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
+    SodParams correction_sod{11.0f, 0.9f, 0.0f};
+    float correction_accel_max = 960.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
     float correction_min_ratio = 0.25f;  // w never drops below this fraction of 2 pi f (a slower offset drifts)
     float root_correction_f = 12.0f;     // Hz: the root translation's correction has a frequency
-    float root_accel_max = 200.0f;       // and a budget (m/s^2) of its own
+    float root_accel_max = 150.0f;       // and a budget (m/s^2) of its own
     // deadblend+sod+ahead's correction frequency and budget (in place of correction_sod.f and
     // correction_accel_max): with look-ahead, corrections are rarer (a decision, look-ahead running
     // out) and a gentler one keeps the display smooth (docs/FIDELITY.md, "Look-ahead").
-    float ahead_correction_f = 4.0f;
-    float ahead_correction_accel_max = 80.0f;
-    float predict_halflife_s = 0.2f;     // velocity half-life of the extrapolated snapshot's joints
-    float predict_root_halflife_s = 1e9f;  // and of its root: locomotion keeps its pace (none)
+    float ahead_correction_f = 6.0f;
+    float ahead_correction_accel_max = 160.0f;
+    float predict_halflife_s = 0.1f;     // velocity half-life of the extrapolated snapshot's joints
+    float predict_root_halflife_s = 0.5f;  // and of its root (locomotion keeps more of its pace)
 };
 
 }  // namespace ks
