@@ -6,7 +6,7 @@
 # opens the page from disk at a frame where interp visibly lags the truth and checks, from the
 # page's #ks-state JSON (chromium --dump-dom): the page is ready without error, at that frame, and
 # every stream's root for every character matches the replay's JSON "view_roots" within 2 mm (null
-# where the JSON has none), with truth and interp more than 1 cm apart. Then takes two screenshots
+# where the JSON has none), the +ahead strategies among them, with truth and interp more than 1 cm apart. Then takes two screenshots
 # (overlay, and side by side) and checks, with tests/support/check_png.py, that neither the page
 # nor its 3D view is blank and that the 3D view shows tinted ghosts.
 set -euo pipefail
@@ -112,6 +112,10 @@ for s in (s for s in report['view_roots'] if s['frame'] == frame):
     for name in s['roots']:
         if name not in roots:
             problems.append('stream %s is in the replay but not in the page' % name)
+# The recording carries the server's look-ahead: the "+ahead" strategies' run is shown beside.
+for name in ('hermite+ahead', 'deadblend+sod+ahead'):
+    if not roots.get(name) or roots[name][character] is None:
+        problems.append('the page does not show %s (the recording has look-ahead)' % name)
 truth, interp = roots['truth'][character], roots['interp'][character]
 gap = math.dist(truth, interp) if truth and interp else 0.0
 if gap <= 0.01:

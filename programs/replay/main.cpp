@@ -167,8 +167,9 @@ int main(int argc, char** argv) {
         std::unique_ptr<ViewCapture> view;
         if (!view_dir.empty() && pi == 0) {
             std::vector<std::string> streams{"truth"};
-            for (Strategy s : cfg.strategies)
-                if (!uses_look_ahead(s)) streams.push_back(strategy_name(s));  // the viewer shows the present strategies
+            for (bool ahead : {false, true})  // the present strategies' run first, then the +ahead one's
+                for (Strategy s : cfg.strategies)
+                    if (uses_look_ahead(s) == ahead) streams.push_back(strategy_name(s));
             std::vector<int> joints;
             for (const auto& c : rec.header.characters) joints.push_back(rec.header.skeletons[c.skeleton].size());
             const double start = double(rec.first_tick) / double(rec.header.tick_hz);
@@ -209,9 +210,7 @@ int main(int argc, char** argv) {
         if (view) {
             report.insert(report.rfind("\n}"), view_roots_json(*view));  // a last member of the report's object
             try {
-                ReplayResult shown = r;  // the viewer holds the present strategies' run
-                std::erase_if(shown.strategies, [](const ReplayStrategyResult& x) { return uses_look_ahead(x.strategy); });
-                ViewFiles files{view_meta_json(rec, cfg, shown, *view), default_three_dir()};
+                ViewFiles files{view_meta_json(rec, cfg, r, *view), default_three_dir()};
                 const size_t bytes = write_viewer(view_dir, *view, files);
                 const double seconds = double(view->frames()) / cfg.render_hz;
                 std::printf("viewer: %s/index.html (%zu frames, %.1f s; replay.ksview %.2f MB, %.2f MB per minute)%s\n"

@@ -195,6 +195,7 @@ struct Evaluation {
     std::vector<vec3> truth_pos, truth_delayed, shown_pos;
     std::vector<quat> truth_rot, shown_rot;
     ViewCapture* view = nullptr;
+    size_t view_base = 0;
 };
 
 // The characters nearest to the viewpoint by their root's mean distance over the recording, its
@@ -244,6 +245,7 @@ void setup_evaluation(Evaluation& ev, const ReplayConfig& cfg, const RecordingHe
         }
     ev.recon.resize(ev.variants.size());
     ev.view = cfg.view;
+    ev.view_base = cfg.view_stream_base;
     FidelityConfig fc;
     fc.render_hz = cfg.render_hz;
     for (size_t k = 0; k < ev.variants.size(); ++k) ev.acc.emplace_back(fc);
@@ -388,7 +390,7 @@ bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPa
     if (is_framing_error(e)) return false;
     c.received.on_received(p.sequence);
     for (const ResyncRequest& r : c.throttle.requests(refused, m.tick, arrival)) c.resyncs.push_back(r);
-    if (ev.view) ev.view->add_snapshot(double(m.tick) / scene.tick_hz, arrival);
+    if (ev.view && ev.view_base == 0) ev.view->add_snapshot(double(m.tick) / scene.tick_hz, arrival);
     c.poses.begin_datagram(m.tick, m.part, m.part_count);
     for (const DecodedCharacter& dc : decoded) {
         const uint16_t sk = scene.skeleton_of[dc.id];
@@ -461,7 +463,7 @@ void render_and_measure(Evaluation& ev, Client& c, Scene& scene, double t, doubl
         const float m = h.metres_per_unit[ch.skeleton];
         ev.g.resize(sk.size());
         globals(sk, m, tc->pose, ev.g, ev.truth_pos, ev.truth_rot);
-        if (view) ev.view->add(0, ci, ev.truth_pos, ev.truth_rot, 0.0f);
+        if (view && ev.view_base == 0) ev.view->add(0, ci, ev.truth_pos, ev.truth_rot, 0.0f);
         for (size_t k = 0; k < ev.variants.size(); ++k) {
             CharacterReconstructor& r = *ev.recon[k][ch.id];
             if (!r.ready()) continue;
@@ -475,7 +477,7 @@ void render_and_measure(Evaluation& ev, Client& c, Scene& scene, double t, doubl
             if (view) {
                 double sum = 0;
                 for (size_t j = 0; j < ev.shown_pos.size(); ++j) sum += double(length(ev.shown_pos[j] - ev.truth_pos[j]));
-                ev.view->add(k + 1, ci, ev.shown_pos, ev.shown_rot, float(100.0 * sum / double(std::max<size_t>(1, ev.shown_pos.size()))));
+                ev.view->add(ev.view_base + k + 1, ci, ev.shown_pos, ev.shown_rot, float(100.0 * sum / double(std::max<size_t>(1, ev.shown_pos.size()))));
             }
             const FidelityFrame frame{t, ev.truth_pos, ev.truth_delayed, ev.shown_pos, ev.truth_rot, ev.shown_rot, d, int(r.shown_epoch())};
             ev.acc[k].add_frame(ch.id, frame);
@@ -564,7 +566,6 @@ ReplayConfig with_variants(const ReplayConfig& cfg, bool ahead) {
         }
     for (const ReconstructConfig& v : all)
         if (uses_look_ahead(v.strategy) == ahead) out.variants.push_back(v);
-    if (ahead) out.view = nullptr;  // the viewer captures the present strategies' run
     return out;
 }
 
@@ -579,7 +580,12 @@ ReplayResult replay_both(const ReplayConfig& cfg, const std::function<ReplayResu
         return r;
     }
     ReplayResult out = run(present, false);
-    ReplayResult r = run(ahead, true);
+    ReplayConfig second = ahead;
+    if (second.view) {  // the same frames again, into the streams after the present ones
+        second.view->begin_second_pass();
+        second.view_stream_base = present.variants.size();
+    }
+    ReplayResult r = run(second, true);
     out.ahead_bytes_per_s = r.bytes_per_s;
     out.strategies.insert(out.strategies.end(), r.strategies.begin(), r.strategies.end());
     return out;

@@ -47,8 +47,10 @@ struct ReplayConfig {
     bool only_near = false;  // stream only those nearest (what they get with the crowd away)
     int far_hold_depth = 1;  // level of detail of the others: joints deeper are not sent (-1: all)
     // When set, every render frame's truth and shown poses (and the snapshots' arrivals) are
-    // recorded here for the viewer (--view); streams: "truth", then the variants in order.
+    // recorded here for the viewer (--view); streams: "truth", then the present variants in order,
+    // then the "+ahead" ones (recorded in a second pass over the same frames).
     ViewCapture* view = nullptr;
+    size_t view_stream_base = 0;  // this run's first variant is stream 1 + this (its truth and snapshots: pass 1's)
 };
 
 struct CrowdResult {

@@ -57,14 +57,25 @@ bool ViewCapture::begin_frame(double t) {
     in_frame_ = false;
     if (t < from_s_) return false;
     if (t >= from_s_ + span_s_) {
-        clipped_ = true;
+        clipped_ = clipped_ || !second_pass_;
         return false;
     }
-    if (frames_ == 0) t0_ = t;
-    ++frames_;
+    if (second_pass_) {
+        if (cur_ >= frames_) return false;
+    } else {
+        if (frames_ == 0) t0_ = t;
+        ++frames_;
+    }
+    ++cur_;
     t_ = t;
     in_frame_ = true;
     return true;
+}
+
+void ViewCapture::begin_second_pass() {
+    second_pass_ = true;
+    cur_ = 0;
+    in_frame_ = false;
 }
 
 void ViewCapture::fill_to(Track& tr, size_t c, size_t frames) const {
@@ -83,8 +94,8 @@ void ViewCapture::add(size_t s, size_t c, std::span<const vec3> pos_m, std::span
     if (!in_frame_ || s >= streams_.size() || c >= joints_.size() || pos_m.size() != size_t(joints_[c]) || rot.size() != pos_m.size())
         return;
     Track& tr = tracks_[s * joints_.size() + c];
-    if (tr.filled >= frames_) return;  // twice in one frame: the first
-    fill_to(tr, c, frames_ - 1);
+    if (tr.filled >= cur_) return;  // twice in one frame: the first
+    fill_to(tr, c, cur_ - 1);
     tr.present.push_back(1);
     tr.error_cm.push_back(error_cm);
     const vec3 root = pos_m[0];
@@ -97,7 +108,7 @@ void ViewCapture::add(size_t s, size_t c, std::span<const vec3> pos_m, std::span
     }
     ++tr.filled;
 
-    const int frame = int(frames_ - 1);
+    const int frame = int(cur_ - 1);
     if (frame % kRootSampleEvery != 0) return;
     auto it = std::find_if(samples_.begin(), samples_.end(), [&](const ViewRootSample& v) { return v.frame == frame && v.character == int(c); });
     if (it == samples_.end()) {

@@ -31,6 +31,10 @@ public:
 
     // A render frame at server time t; false when outside the window (nothing is kept of it).
     bool begin_frame(double t);
+    // The same render frames again from the first (another run over the same recording, adding
+    // other streams): begin_frame counts frames from the start; past the first pass's last one
+    // nothing is kept.
+    void begin_second_pass();
     // The pose stream `s` shows for character `c` at the frame begun (positions in metres). error_cm:
     // mean over joints of |shown - true| (0 for the truth).
     void add(size_t s, size_t c, std::span<const vec3> pos_m, std::span<const quat> rot, float error_cm);
@@ -60,7 +64,9 @@ private:
     std::vector<int> joints_;
     double from_s_, span_s_;
     std::vector<Track> tracks_;  // stream-major
-    size_t frames_ = 0;
+    size_t frames_ = 0;  // in the first pass
+    size_t cur_ = 0;     // frames begun in this pass (the frame being added to is cur_ - 1)
+    bool second_pass_ = false;
     double t0_ = 0, t_ = 0;
     bool in_frame_ = false, clipped_ = false;
     std::vector<ViewRootSample> samples_;

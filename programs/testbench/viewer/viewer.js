@@ -24,9 +24,11 @@
     hermite: '#41d17a',
     extrap: '#ffa53a',
     deadblend: '#c679ff',
-    'deadblend+sod': '#2fe3d3'
+    'deadblend+sod': '#2fe3d3',
+    'hermite+ahead': '#ff7ccc',
+    'deadblend+sod+ahead': '#ffe14d'
   };
-  var EXTRA_COLORS = ['#ffe14d', '#ff7ccc', '#a4e85a', '#8fd6ff', '#ffb199'];
+  var EXTRA_COLORS = ['#a4e85a', '#8fd6ff', '#ffb199'];
   var SPEEDS = [0.05, 0.1, 0.25, 0.5, 1, 2];
   var SIDE_SPACING = 1.0;          // m between side-by-side ghosts
   var BONE_R = 0.018, JOINT_R = 0.03;  // truth's capsule radius and joint sphere radius, m
