@@ -140,6 +140,53 @@ void game_over_loopback(IoMode server_io, IoMode client_io) {
 TEST(StreamApi, GameCharactersOverLoopbackPumped) { game_over_loopback(IoMode::Pumped, IoMode::Pumped); }
 TEST(StreamApi, GameCharactersOverLoopbackOwnThreads) { game_over_loopback(IoMode::OwnThread, IoMode::OwnThread); }
 
+TEST(StreamApi, ACharacterWithALookAheadIsShownByTheAheadFormOfTheStrategy) {
+    // Two characters, one with the game's look-ahead (its pose 0.2 s on), one without; clients
+    // with deadblend+sod, hermite and interp (which has no +ahead form).
+    StreamServerConfig sc;
+    sc.bind = "127.0.0.1";
+    sc.port = 0;
+    sc.io = IoMode::Pumped;
+    StreamServer server(sc);
+    const uint16_t sk = server.add_skeleton("arm", arm(), 0.01f);
+    const uint16_t ahead = server.add_character(sk, "ahead"), present = server.add_character(sk, "present");
+    const float horizon = 0.2f;
+    auto feed = [&](double t) {
+        server.set_pose(ahead, arm_pose(t, 0));
+        server.set_look_ahead(ahead, arm_pose(t + horizon, 0), horizon, 0);
+        server.set_pose(present, arm_pose(t, 500));
+    };
+    feed(0);
+    double t = 0;  // the server's time: one tick per Loop step, across the clients below
+    struct Case {
+        Strategy configured, with_look_ahead;
+    };
+    for (Case k : {Case{Strategy::DeadBlendSod, Strategy::DeadBlendSodAhead}, Case{Strategy::Hermite, Strategy::HermiteAhead},
+                   Case{Strategy::Interp, Strategy::Interp}}) {
+        StreamClientConfig cc;
+        cc.port = server.port();
+        cc.io = IoMode::Pumped;
+        cc.reconstruct.strategy = k.configured;
+        StreamClient client(cc);
+        client.connect();
+        Loop loop{server, client, t};
+        loop.run(1.5, feed);
+        ASSERT_EQ(client.state(), ConnectionState::Connected) << strategy_name(k.configured);
+        const RemoteCharacter *a = client.character(ahead), *p = client.character(present);
+        ASSERT_TRUE(a && p && a->ready && p->ready) << strategy_name(k.configured);
+        EXPECT_EQ(a->strategy, k.with_look_ahead) << strategy_name(k.configured);
+        EXPECT_EQ(p->strategy, k.configured) << strategy_name(k.configured);
+        if (uses_look_ahead(a->strategy)) {
+            // Shown at the rendered time from look-ahead poses that came before it: the hand within 3 cm.
+            const vec3 hand = a->global.pos[2], want = truth_global(client.render_time(), 0, 2);
+            EXPECT_LT(length(hand - want), 3.0f) << strategy_name(a->strategy);
+        }
+        client.disconnect();
+        loop.run(0.1, feed);
+        t = loop.t;
+    }
+}
+
 TEST(StreamApi, BadArgumentsAreRefusedWithTheirReason) {
     StreamServerConfig sc;
     sc.network = false;
@@ -195,6 +242,25 @@ TEST(StreamApi, BadArgumentsAreRefusedWithTheirReason) {
     StreamClientConfig cc;
     cc.host = "no-such-host.invalid";
     EXPECT_THROW(StreamClient{cc}, ks::Error);
+    // The look-ahead strategy's own settings are checked like the others, named in the error.
+    struct BadField {
+        const char* name;
+        void (*spoil)(ReconstructConfig&);
+    };
+    for (BadField b : {BadField{"reconstruct.ahead_correction_f", [](ReconstructConfig& r) { r.ahead_correction_f = 0.0f; }},
+                       BadField{"reconstruct.ahead_correction_accel_max",
+                                [](ReconstructConfig& r) { r.ahead_correction_accel_max = std::nanf(""); }},
+                       BadField{"reconstruct.predict_root_halflife_s", [](ReconstructConfig& r) { r.predict_root_halflife_s = -1.0f; }}}) {
+        StreamClientConfig bad;
+        b.spoil(bad.reconstruct);
+        try {
+            StreamClient client(bad);
+            FAIL() << b.name << " was accepted";
+        } catch (const ks::Error& e) {
+            EXPECT_EQ(e.code(), ks::Errc::InvalidConfig) << b.name;
+            EXPECT_NE(std::string(e.what()).find(b.name), std::string::npos) << e.what();
+        }
+    }
 }
 
 TEST(StreamApi, AnOfflineServerRecordsTheGamesCharactersAndEvents) {

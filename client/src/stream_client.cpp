@@ -328,6 +328,7 @@ void StreamClient::Impl::take_news(double t) {
         e->view.global.resize(rs.skeleton.size());
         // The reconstructor keeps a reference to the skeleton: the entry owns both, never moved.
         e->recon = std::make_unique<CharacterReconstructor>(e->view.skeleton, cfg.reconstruct, rs.metres_per_unit);
+        e->view.strategy = cfg.reconstruct.strategy;
         chars[id] = std::move(e);
         events.push_back({ClientEventKind::CharacterAdded, id, 0, 0});
     }
@@ -345,6 +346,7 @@ void StreamClient::Impl::take_news(double t) {
             if (rc.strategy == Strategy::Hermite) rc.strategy = Strategy::HermiteAhead;
             e.recon = std::make_unique<CharacterReconstructor>(e.view.skeleton, rc, e.view.metres_per_unit);
             e.ahead = true;
+            e.view.strategy = rc.strategy;
         }
         e.recon->add_snapshot(t_snap + double(r.ahead_ticks) / session.tick_hz(), r.pose, r.epoch, r.plan, t_snap);
         ++e.view.snapshots;

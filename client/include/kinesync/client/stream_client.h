@@ -84,6 +84,9 @@ struct RemoteCharacter {
     uint64_t snapshots = 0;        // snapshots of it received so far
     uint32_t newest_tick = 0;      // server tick of the newest
     uint16_t epoch = 0;            // of the motion shown
+    // The strategy showing it: the configured one, or its "+ahead" form (deadblend+sod+ahead,
+    // hermite+ahead) once the server sends this character's look-ahead.
+    Strategy strategy = Strategy::DeadBlendSod;
     Pose local;                    // joint 0 in the world, the others relative to their parent
     Pose global;                   // every joint in the world (forward kinematics of local, with velocities)
 };
