@@ -40,7 +40,7 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                 break;
             case Strategy::DeadBlendSod:
             case Strategy::DeadBlendSodAhead:  // its own f and budget over the same grid
-                for (float f : {4.0f, 6.0f, 8.0f, 11.0f, 14.0f})
+                for (float f : {4.0f, 6.0f, 8.0f, 10.0f, 14.0f})
                     for (float accel : {80.0f, 160.0f, 240.0f, 480.0f, 960.0f, 1e5f})
                         for (float floor : {0.25f, 0.5f}) {
                             ReconstructConfig c = d;
@@ -69,7 +69,7 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                     c.predict_halflife_s = hl;
                     add(c);
                 }
-                for (float hl : {0.3f, 1.0f, 1e9f}) {
+                for (float hl : {0.3f, 0.5f, 3.0f, 1e9f}) {
                     ReconstructConfig c = d;
                     c.predict_root_halflife_s = hl;
                     add(c);

@@ -60,7 +60,7 @@ struct ReconstructConfig {
                                          // undone when the next arrives, and lag)
     // deadblend+sod. A correction's offset decays as x'' + 2 zeta w x' + w^2 x = 0, w = 2 pi f (r,
     // the response to input changes, has nothing to act on: the offset's input is always zero).
-    SodParams correction_sod{11.0f, 0.9f, 0.0f};
+    SodParams correction_sod{10.0f, 0.9f, 0.0f};
     float correction_accel_max = 960.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
     float correction_min_ratio = 0.25f;  // w never drops below this fraction of 2 pi f (a slower offset drifts)
     float root_correction_f = 12.0f;     // Hz: the root translation's correction has a frequency
@@ -70,8 +70,8 @@ struct ReconstructConfig {
     // out) and a gentler one keeps the display smooth (docs/FIDELITY.md, "Look-ahead").
     float ahead_correction_f = 6.0f;
     float ahead_correction_accel_max = 160.0f;
-    float predict_halflife_s = 0.1f;     // velocity half-life of the extrapolated snapshot's joints
-    float predict_root_halflife_s = 0.5f;  // and of its root (locomotion keeps more of its pace)
+    float predict_halflife_s = 0.12f;    // velocity half-life of the extrapolated snapshot's joints
+    float predict_root_halflife_s = 1.0f;  // and of its root: locomotion keeps most of its pace
 };
 
 }  // namespace ks
