@@ -40,8 +40,8 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                 break;
             case Strategy::DeadBlendSod:
             case Strategy::DeadBlendSodAhead:  // its own f and budget over the same grid
-                for (float f : {4.0f, 5.0f, 6.0f, 8.0f, 10.0f, 14.0f})
-                    for (float accel : {80.0f, 200.0f, 480.0f, 960.0f, 1e5f})
+                for (float f : {4.0f, 6.0f, 10.0f, 14.0f})
+                    for (float accel : {80.0f, 160.0f, 240.0f, 480.0f, 960.0f, 1e5f})
                         for (float floor : {0.25f, 0.5f}) {
                             ReconstructConfig c = d;
                             (s == Strategy::DeadBlendSodAhead ? c.ahead_correction_f : c.correction_sod.f) = f;
