@@ -169,8 +169,21 @@ ks_result ks_client_character_at(const ks_client* c, int index, ks_character_inf
             return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_character_at: index " + std::to_string(index) + " out of range 0.." +
                                                        std::to_string(int(c->client.characters().size()) - 1));
         const RemoteCharacter& r = *c->client.characters()[size_t(index)];
-        *out = {r.id, r.skeleton_id, r.skeleton.size(), r.ready ? 1 : 0, r.epoch, r.metres_per_unit, r.name.c_str(),
-                r.skeleton_name.c_str()};
+        *out = {r.id,           r.skeleton_id,          r.skeleton.size(), r.ready ? 1 : 0,
+                r.epoch,        r.metres_per_unit,      r.name.c_str(),    r.skeleton_name.c_str(),
+                r.newest_tick,  r.snapshots,            uses_look_ahead(r.strategy) ? 1 : 0};
+        return KS_OK;
+    });
+}
+
+ks_result ks_client_get_stats(const ks_client* c, ks_client_stats* out) {
+    return guarded("ks_client_get_stats", [&] {
+        KS_NEED(c);
+        if (!out) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_get_stats: NULL out");
+        const StreamClientStats s = c->client.stats();
+        const ClientSessionStats& n = s.session;
+        *out = {s.rtt_ms,          n.bytes_in,       n.bytes_out,      n.datagrams_in,      n.datagrams_out, n.snapshots_received,
+                n.snapshots_lost,  n.snapshots_late, n.malformed,      n.entries_refused,   s.reconnects};
         return KS_OK;
     });
 }

@@ -173,6 +173,16 @@ int main(void) {
     CHECK(info.id == character && info.joint_count == 2 && info.ready == 1 && info.epoch == 1, "info id %u joints %d ready %d epoch %u",
           info.id, info.joint_count, info.ready, info.epoch);
     CHECK(strcmp(info.name, "c-stick") == 0 && strcmp(info.skeleton_name, "stick") == 0, "names '%s' '%s'", info.name, info.skeleton_name);
+    CHECK(info.newest_tick > 0 && info.snapshots > 10, "newest tick %u, %llu snapshots", info.newest_tick, (unsigned long long)info.snapshots);
+    {
+        ks_client_stats st;
+        CHECK(ks_client_get_stats(client, NULL) == KS_ERROR_INVALID_ARGUMENT, "NULL stats accepted");
+        CHECK(ks_client_get_stats(client, &st) == KS_OK, "%s", ks_last_error());
+        CHECK(st.snapshots_received >= info.snapshots / 2 && st.bytes_in > 0 && st.datagrams_in >= st.snapshots_received &&
+                  st.bytes_out > 0 && st.rtt_ms >= 0 && st.malformed == 0,
+              "stats: %llu snapshots, %llu bytes in, %llu datagrams in, rtt %.2f", (unsigned long long)st.snapshots_received,
+              (unsigned long long)st.bytes_in, (unsigned long long)st.datagrams_in, st.rtt_ms);
+    }
     int got_parents[2] = {7, 7};
     float got_offsets[6] = {0};
     CHECK(ks_client_skeleton(client, character, got_parents, got_offsets, 2) == KS_OK, "%s", ks_last_error());

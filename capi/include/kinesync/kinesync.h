@@ -178,7 +178,20 @@ typedef struct ks_character_info {
     float metres_per_unit;
     const char* name;          /* valid until the next ks_client_update */
     const char* skeleton_name; /* likewise */
+    uint32_t newest_tick;      /* server tick of the newest snapshot of it */
+    uint64_t snapshots;        /* snapshots of it received so far */
+    int look_ahead;            /* 1 once the server sends its look-ahead (shown by the strategy's "+ahead" form) */
 } ks_character_info;
+
+/* A client's counters since it was created. */
+typedef struct ks_client_stats {
+    double rtt_ms;
+    uint64_t bytes_in, bytes_out, datagrams_in, datagrams_out;
+    uint64_t snapshots_received, snapshots_lost, snapshots_late;
+    uint64_t malformed;       /* datagrams that were not kinesync's, or damaged */
+    uint64_t entries_refused; /* snapshot entries refused alone (and resynchronised) */
+    uint64_t reconnects;
+} ks_client_stats;
 
 KS_API void ks_client_config_init(ks_client_config* cfg);
 KS_API ks_result ks_client_create(const ks_client_config* cfg, ks_client** out);
@@ -229,6 +242,7 @@ KS_API ks_result ks_client_skeleton(const ks_client* c, uint16_t character, int*
  * global (every joint in the world). capacity must be at least the joint count. */
 KS_API ks_result ks_client_local_pose(const ks_client* c, uint16_t character, ks_kform* joints, int capacity);
 KS_API ks_result ks_client_global_pose(const ks_client* c, uint16_t character, ks_kform* joints, int capacity);
+KS_API ks_result ks_client_get_stats(const ks_client* c, ks_client_stats* out);
 /* The server time (seconds) the last update rendered at. */
 KS_API double ks_client_render_time(const ks_client* c);
 
