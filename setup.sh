@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs every Debian package kinesync needs to build, test and benchmark (and the replay
-# viewer: three.js from libjs-three, Chromium for its browser test).
+# viewer: three.js from libjs-three, Chromium for its browser test; Mono for the C# binding's tests).
 # Safe to run again. Uses sudo when not root.
 set -euo pipefail
 SUDO=""
@@ -12,4 +12,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libasio-dev flatbuffers-compiler libflatbuffers-dev \
   libspdlog-dev libfmt-dev libcli11-dev libzstd-dev libsodium-dev zlib1g-dev \
-  libjs-three chromium fonts-dejavu-core
+  libjs-three chromium fonts-dejavu-core \
+  mono-devel
