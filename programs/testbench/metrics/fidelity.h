@@ -1,5 +1,5 @@
 #pragma once
-// Motion-fidelity metrics (the evaluation protocol, revision 2: docs/FIDELITY.md), accumulated one
+// Motion-fidelity metrics (the evaluation protocol: docs/FIDELITY.md), accumulated one
 // render frame of one character at a time (kinesync-replay feeds every strategy's display through one accumulator
 // per strategy).
 //
@@ -7,7 +7,7 @@
 // milliseconds. Frames of one character must come in time order, one per render frame, without
 // gaps (a character may start late); characters may be interleaved freely.
 //
-// The protocol (revision 2) is written out in docs/FIDELITY.md; the choices it leaves open are
+// The protocol is written out in docs/FIDELITY.md; the choices it leaves open are
 // made here:
 //
 //  Epoch changes (teleports and resets, add_epoch_change). T = EpochMark::time_s, the true time
