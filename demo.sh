@@ -43,8 +43,10 @@ tail -n 2 "$out/server.log"
 echo
 echo "== replay: every strategy under every profile, 30 Hz snapshots =="
 ./build/kinesync-replay "$out/session.ksrec" --profile all --snapshot-hz 30 --json "$out/fidelity.json" --svg "$out/fidelity.svg" \
-    --sweep "$out/frontier.svg"
-echo "client report: $out/clients.json"
+    --sweep "$out/frontier.svg" --quiet > "$out/replay.txt"
+sed '/^sweep, /,/^$/d' "$out/replay.txt"  # the tables; the sweep's rows stay in the file
+echo "the sweep's rows (each strategy over a grid of its settings): $out/replay.txt; its frontier plot: $out/frontier.svg"
+echo "error over time: $out/fidelity.svg; all figures as JSON: $out/fidelity.json; client report: $out/clients.json"
 echo
 echo "== the decisive recording (a new clip every 1-2 s per character: where a look-ahead is often wrong) =="
 ./build/kinesync-server --no-network --duration 20 --characters 6 --teleport-every 6 --reset-every 9 --seed 7 \

@@ -716,7 +716,7 @@ TEST(Fidelity, TableFitsInOneHundredTwentyColumnsWithALegend) {
     const std::string table = fidelity_table(test_header(), test_results());
     std::vector<std::string> lines;
     for (size_t b = 0, e; (e = table.find('\n', b)) != std::string::npos; b = e + 1) lines.push_back(table.substr(b, e - b));
-    ASSERT_EQ(lines.size(), 7u) << table;
+    ASSERT_EQ(lines.size(), 8u) << table;
     EXPECT_EQ(lines[0].rfind("recording ", 0), 0u);
     EXPECT_NE(lines[1].find("mobile"), std::string::npos);
     EXPECT_NE(lines[1].find("seed 7"), std::string::npos);
@@ -727,7 +727,8 @@ TEST(Fidelity, TableFitsInOneHundredTwentyColumnsWithALegend) {
     EXPECT_NE(lines[4].find(" inf "), std::string::npos);
     EXPECT_NE(lines[4].find(" - "), std::string::npos);
     EXPECT_EQ(lines[5].rfind("(present:", 0), 0u) << "a one-line legend of the columns";
-    EXPECT_EQ(lines[6].rfind("blackout ", 0), 0u);
+    EXPECT_EQ(lines[6].rfind("(sod: second-order dynamics", 0), 0u) << "and of the names";
+    EXPECT_EQ(lines[7].rfind("blackout ", 0), 0u);
     for (size_t i = 1; i < lines.size(); ++i) EXPECT_LE(lines[i].size(), 120u) << lines[i];
     // Realistic worst case: metres of error, thousands of pops, seconds of settle.
     std::vector<StrategyReport> big(1);

@@ -59,8 +59,9 @@ int main(int argc, char** argv) {
     add_network_options(app, net);
     app.add_option("--snapshot-hz", cfg.snapshot_hz, "snapshots per second")->capture_default_str()->check(CLI::Range(1.0f, 240.0f));
     app.add_option("--strategy", strategy,
-                   "snap, interp, hermite, extrap, deadblend, deadblend+sod, hermite+ahead, deadblend+sod+ahead (these two need a "
-                   "recording with look-ahead), or all (with the +ahead ones when the recording has look-ahead)")
+                   "snap, interp, hermite, extrap, deadblend, deadblend+sod (sod: second-order dynamics, the correction's "
+                   "spring), hermite+ahead, deadblend+sod+ahead (these two show the server's look-ahead and need a recording "
+                   "with it), or all (with the +ahead ones when the recording has look-ahead)")
         ->capture_default_str()
         ->check(CLI::IsMember({"snap", "interp", "hermite", "extrap", "deadblend", "deadblend+sod", "hermite+ahead",
                                "deadblend+sod+ahead", "all"}));

@@ -56,7 +56,7 @@ inline CLI::Validator host_port_validator() {
 }
 
 inline void add_correction_options(CLI::App& app, ReconstructConfig& rc) {
-    app.add_option("--sod-f", rc.correction_sod.f, "deadblend+sod: correction frequency f, Hz")->capture_default_str()
+    app.add_option("--sod-f", rc.correction_sod.f, "deadblend+sod (dead blending with a second-order-dynamics correction): its frequency f, Hz")->capture_default_str()
         ->check(CLI::Range(0.1f, 100.0f));
     app.add_option("--sod-zeta", rc.correction_sod.zeta, "deadblend+sod: correction damping zeta")->capture_default_str()
         ->check(CLI::Range(0.05f, 10.0f));

@@ -149,6 +149,7 @@ std::string fidelity_table(const ReportHeader& h, const std::vector<StrategyRepo
     o += row([&](size_t c) { return std::string(cols[c].name); });
     for (size_t i = 0; i < results.size(); ++i) o += row([&](size_t c) { return cols[c].cells[i]; });
     o += "(present: |D(t)-G(t)| cm mean/p50/p99/max; shape cm; rot deg; delay ms; accel: RMS 2nd diff / truth's; settle ms)\n";
+    o += "(sod: second-order dynamics, the correction's spring; +ahead: shows the server's look-ahead, its own future)\n";
     if (!results.empty()) {
         // The same for every strategy of one run: the network's share and the stream's cost.
         const FidelityResult& r = results.front().result;
