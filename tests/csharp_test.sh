@@ -60,17 +60,20 @@ if problems:
     sys.exit('package layout: ' + '; '.join(problems))
 print('package layout ok: %s %s, %s' % (pkg['name'], pkg['version'], asmdefs[0]))
 PY
-tests() { (cd "$work" && mono KinesyncTests.exe "$@"); }
+tests() { (cd "$work" && exec mono KinesyncTests.exe "$@"); }
 
 # 2. Unit checks.
 tests unit || fail "unit checks"
 
-start_server() {  # start_server LOG ARGS...: prints the port
+server_pid=""
+start_server() {  # start_server LOG ARGS...: starts kinesync-server, sets server_pid and port
   local log="$1"; shift
   "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --characters 3 --duration 40 "$@" > "$log" 2>&1 &
-  pids+=($!)
+  server_pid=$!
+  pids+=("$server_pid")
   for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.05; done
-  grep -o 'listening on 127.0.0.1:[0-9]*' "$log" | grep -o '[0-9]*$' || fail "kinesync-server did not start: $(cat "$log")"
+  port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  [ -n "$port" ] || fail "kinesync-server did not start: $(cat "$log")"
 }
 compare() {  # compare MANAGED CPP: the worst joint difference of the snapshots both saw
   python3 - "$1" "$2" <<'PY'
@@ -89,33 +92,37 @@ PY
 }
 
 # 3. Dev mode, then with a token.
-port=$(start_server "$work/server-dev.log")
+start_server "$work/server-dev.log"
 tests client 127.0.0.1 "$port" 4 "$work/managed-dev.txt" 3 > "$work/managed-dev.log" 2>&1 &
 managed=$!
+pids+=("$managed")
 "$bin/kinesync-csharp-reference" 127.0.0.1 "$port" 4 "$work/cpp-dev.txt" > "$work/cpp-dev.log" 2>&1 || fail "C++ client: $(cat "$work/cpp-dev.log")"
 wait "$managed" || fail "managed client (dev mode): $(cat "$work/managed-dev.log")"
 cat "$work/managed-dev.log"
 compare "$work/managed-dev.txt" "$work/cpp-dev.txt" || fail "dev mode"
+kill "$server_pid" 2> /dev/null || true
 
 "$bin/kinesync-token" keygen --out "$work/k.key" > /dev/null
 "$bin/kinesync-token" keygen --out "$work/other.key" > /dev/null
-port=$(start_server "$work/server-token.log" --key-file "$work/k.key")
+start_server "$work/server-token.log" --key-file "$work/k.key"
 "$bin/kinesync-token" issue --key-file "$work/k.key" --server "127.0.0.1:$port" --client-id 7 --out "$work/t.kstoken" > /dev/null
 tests client 127.0.0.1 "$port" 3 "$work/managed-token.txt" 3 "$work/t.kstoken" > "$work/managed-token.log" 2>&1 \
   || fail "managed client (token): $(cat "$work/managed-token.log")"
 grep -q "allocations: 0 bytes" "$work/managed-token.log" || fail "allocations with a token: $(cat "$work/managed-token.log")"
 echo "with a token: $(head -1 "$work/managed-token.log")"
 
-# 4. A token of another key; a port nobody serves (the dev server's, now stopped).
+# 4. A token of another key (to the keyed server); a port nobody serves.
 "$bin/kinesync-token" issue --key-file "$work/other.key" --server "127.0.0.1:$port" --client-id 8 --out "$work/bad.kstoken" > /dev/null
 tests badtoken 127.0.0.1 "$port" "$work/bad.kstoken" || fail "a token of another key"
 dead=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 tests dead "$dead" || fail "a dead server"
+kill "$server_pid" 2> /dev/null || true
 
 # 5. A managed server, a C++ client.
 rm -f "$work/managed-server.port"
 tests server 4 "$work/managed-server.port" > "$work/managed-server.log" 2>&1 &
-pids+=($!)
+managed_server=$!
+pids+=("$managed_server")
 for _ in $(seq 100); do [ -s "$work/managed-server.port" ] && break; sleep 0.05; done
 [ -s "$work/managed-server.port" ] || fail "the managed server did not start: $(cat "$work/managed-server.log")"
 "$bin/kinesync-csharp-reference" 127.0.0.1 "$(cat "$work/managed-server.port")" 2 "$work/cpp-managed.txt" > "$work/cpp-managed.log" 2>&1 \
@@ -130,4 +137,6 @@ if len(rows) < 20 or worst > 1e-3:
     sys.exit('managed server: %d snapshots, shoulder height error %.3g m' % (len(rows), worst))
 print('managed server -> C++ client: %d snapshots, shoulder 1.5 m above the root within %.2g m' % (len(rows), worst))
 PY
+wait "$managed_server" || fail "the managed server: $(cat "$work/managed-server.log")"
+cat "$work/managed-server.log"
 echo "csharp ok"

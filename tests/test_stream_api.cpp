@@ -176,6 +176,8 @@ TEST(StreamApi, ACharacterWithALookAheadIsShownByTheAheadFormOfTheStrategy) {
         ASSERT_TRUE(a && p && a->ready && p->ready) << strategy_name(k.configured);
         EXPECT_EQ(a->strategy, k.with_look_ahead) << strategy_name(k.configured);
         EXPECT_EQ(p->strategy, k.configured) << strategy_name(k.configured);
+        EXPECT_TRUE(a->look_ahead) << strategy_name(k.configured);
+        EXPECT_FALSE(p->look_ahead) << strategy_name(k.configured);
         if (uses_look_ahead(a->strategy)) {
             // Shown at the rendered time from look-ahead poses that came before it: the hand within 3 cm.
             const vec3 hand = a->global.pos[2], want = truth_global(client.render_time(), 0, 2);

@@ -171,7 +171,7 @@ ks_result ks_client_character_at(const ks_client* c, int index, ks_character_inf
         const RemoteCharacter& r = *c->client.characters()[size_t(index)];
         *out = {r.id,           r.skeleton_id,          r.skeleton.size(), r.ready ? 1 : 0,
                 r.epoch,        r.metres_per_unit,      r.name.c_str(),    r.skeleton_name.c_str(),
-                r.newest_tick,  r.snapshots,            uses_look_ahead(r.strategy) ? 1 : 0};
+                r.newest_tick,  r.snapshots,            r.look_ahead ? 1 : 0};
         return KS_OK;
     });
 }

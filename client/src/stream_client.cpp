@@ -347,6 +347,7 @@ void StreamClient::Impl::take_news(double t) {
             e.recon = std::make_unique<CharacterReconstructor>(e.view.skeleton, rc, e.view.metres_per_unit);
             e.ahead = true;
             e.view.strategy = rc.strategy;
+            e.view.look_ahead = true;
         }
         e.recon->add_snapshot(t_snap + double(r.ahead_ticks) / session.tick_hz(), r.pose, r.epoch, r.plan, t_snap);
         ++e.view.snapshots;

@@ -25,6 +25,13 @@ namespace UnityEngine
         public Quaternion rotation, localRotation;
     }
 
+    // Unity's font glyph struct: here so that a sample naming kinesync's character info without
+    // its namespace fails to compile, as it would in Unity.
+    public struct CharacterInfo
+    {
+        public int index;
+    }
+
     public static class Debug
     {
         public static void LogWarning(object message) { System.Console.Error.WriteLine(message); }

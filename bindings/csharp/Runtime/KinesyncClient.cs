@@ -39,8 +39,9 @@ namespace Kinesync
             if (config == null) throw new ArgumentNullException("config");
             var c = new Native.ClientConfig();
             Native.ks_client_config_init(ref c);
+            string strategyName = StrategyNames.Of(config.Strategy);  // before anything is allocated: it may throw
             IntPtr host = Marshal.StringToHGlobalAnsi(config.Host ?? "");
-            IntPtr strategy = Marshal.StringToHGlobalAnsi(StrategyNames.Of(config.Strategy));
+            IntPtr strategy = Marshal.StringToHGlobalAnsi(strategyName);
             GCHandle token = default(GCHandle);
             try
             {
@@ -79,8 +80,8 @@ namespace Kinesync
         /// <summary>
         /// Pumps <see cref="Update"/> until connected, sleeping a frame between calls.
         /// </summary>
-        /// <exception cref="ConnectionFailedException">the handshake failed (its reason), or
-        /// <paramref name="timeoutSeconds"/> passed</exception>
+        /// <exception cref="ConnectionFailedException">the handshake failed or the session ended (its reason)</exception>
+        /// <exception cref="TimeoutException"><paramref name="timeoutSeconds"/> passed first (the handshake goes on)</exception>
         public void WaitUntilConnected(double timeoutSeconds)
         {
             var clock = Stopwatch.StartNew();
@@ -92,7 +93,7 @@ namespace Kinesync
                 if (s == ClientState.Disconnected || s == ClientState.Idle)
                     throw new ConnectionFailedException(DisconnectCode, "kinesync: connection failed: " + DisconnectReason);
                 if (clock.Elapsed.TotalSeconds > timeoutSeconds)
-                    throw new ConnectionFailedException(DisconnectCode.NoAnswer, "kinesync: not connected after " + timeoutSeconds + " s");
+                    throw new TimeoutException("kinesync: not connected after " + timeoutSeconds + " s (still " + s + ")");
                 System.Threading.Thread.Sleep(5);
             }
         }
@@ -122,11 +123,11 @@ namespace Kinesync
         /// <summary>Characters known after the last Update (indices 0 .. CharacterCount - 1, by id).</summary>
         public int CharacterCount { get { return Native.ks_client_character_count(Live()); } }
 
-        public CharacterInfo GetCharacterAt(int index)
+        public RemoteCharacterInfo GetCharacterAt(int index)
         {
             Native.CharacterInfo n;
             Native.Check(Native.ks_client_character_at(Live(), index, out n));
-            return new CharacterInfo
+            return new RemoteCharacterInfo
             {
                 Id = n.id, SkeletonId = n.skeleton_id, JointCount = n.joint_count, Ready = n.ready != 0, Epoch = n.epoch,
                 MetresPerUnit = n.metres_per_unit, NewestTick = n.newest_tick, Snapshots = n.snapshots, LookAhead = n.look_ahead != 0

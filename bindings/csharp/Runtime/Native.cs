@@ -73,56 +73,56 @@ namespace Kinesync
             public int look_ahead;
         }
 
-        [DllImport(Lib)] internal static extern IntPtr ks_last_error();
-        [DllImport(Lib)] internal static extern IntPtr ks_version();
-        [DllImport(Lib)] internal static extern IntPtr ks_result_name(int r);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr ks_last_error();
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr ks_version();
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr ks_result_name(int r);
 
-        [DllImport(Lib)] internal static extern void ks_server_config_init(ref ServerConfig cfg);
-        [DllImport(Lib)] internal static extern int ks_token_issue(IntPtr key_hex, IntPtr[] servers, int server_count, ulong client_id,
-                                                                    uint valid_for_s, byte[] output, UIntPtr capacity, out UIntPtr out_size);
-        [DllImport(Lib)] internal static extern int ks_server_create(ref ServerConfig cfg, out ServerHandle server);
-        [DllImport(Lib)] internal static extern void ks_server_destroy(IntPtr server);
-        [DllImport(Lib)] internal static extern ushort ks_server_port(ServerHandle s);
-        [DllImport(Lib)] internal static extern int ks_server_add_skeleton(ServerHandle s, IntPtr name, int joint_count, int[] parents,
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void ks_server_config_init(ref ServerConfig cfg);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_token_issue(IntPtr key_hex, IntPtr[] servers, int server_count, ulong client_id,
+                                                                    uint valid_for_s, [Out] byte[] output, UIntPtr capacity, out UIntPtr out_size);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_create(ref ServerConfig cfg, out ServerHandle server);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void ks_server_destroy(IntPtr server);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern ushort ks_server_port(ServerHandle s);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_add_skeleton(ServerHandle s, IntPtr name, int joint_count, int[] parents,
                                                                             IntPtr[] joint_names, float[] offsets, float metres_per_unit,
                                                                             out ushort id);
-        [DllImport(Lib)] internal static extern int ks_server_add_character(ServerHandle s, ushort skeleton, IntPtr name, out ushort id);
-        [DllImport(Lib)] internal static extern int ks_server_remove_character(ServerHandle s, ushort character);
-        [DllImport(Lib)] internal static extern int ks_server_set_pose(ServerHandle s, ushort character, Kform[] joints, int count);
-        [DllImport(Lib)] internal static extern int ks_server_set_look_ahead(ServerHandle s, ushort character, Kform[] joints, int count,
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_add_character(ServerHandle s, ushort skeleton, IntPtr name, out ushort id);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_remove_character(ServerHandle s, ushort character);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_set_pose(ServerHandle s, ushort character, Kform[] joints, int count);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_set_look_ahead(ServerHandle s, ushort character, Kform[] joints, int count,
                                                                               float seconds, ushort plan);
-        [DllImport(Lib)] internal static extern int ks_server_teleport(ServerHandle s, ushort character);
-        [DllImport(Lib)] internal static extern int ks_server_reset(ServerHandle s, ushort character);
-        [DllImport(Lib)] internal static extern int ks_server_end_tick(ServerHandle s, out uint tick);
-        [DllImport(Lib)] internal static extern int ks_server_poll(ServerHandle s);
-        [DllImport(Lib)] internal static extern int ks_server_close(ServerHandle s);
-        [DllImport(Lib)] internal static extern uint ks_server_client_count(ServerHandle s);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_teleport(ServerHandle s, ushort character);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_reset(ServerHandle s, ushort character);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_end_tick(ServerHandle s, out uint tick);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_poll(ServerHandle s);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_server_close(ServerHandle s);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern uint ks_server_client_count(ServerHandle s);
 
-        [DllImport(Lib)] internal static extern void ks_client_config_init(ref ClientConfig cfg);
-        [DllImport(Lib)] internal static extern int ks_client_create(ref ClientConfig cfg, out ClientHandle client);
-        [DllImport(Lib)] internal static extern void ks_client_destroy(IntPtr client);
-        [DllImport(Lib)] internal static extern int ks_client_connect(ClientHandle c);
-        [DllImport(Lib)] internal static extern int ks_client_connect_token(ClientHandle c, byte[] token, UIntPtr size);
-        [DllImport(Lib)] internal static extern IntPtr ks_client_disconnect_reason(ClientHandle c);
-        [DllImport(Lib)] internal static extern int ks_client_disconnect_code(ClientHandle c);
-        [DllImport(Lib)] internal static extern int ks_client_disconnect(ClientHandle c);
-        [DllImport(Lib)] internal static extern int ks_client_update(ClientHandle c);
-        [DllImport(Lib)] internal static extern int ks_client_poll(ClientHandle c);
-        [DllImport(Lib)] internal static extern int ks_client_get_state(ClientHandle c);
-        [DllImport(Lib)] internal static extern int ks_client_set_viewpoint(ClientHandle c, float x, float y, float z);
-        [DllImport(Lib)] internal static extern int ks_client_next_event(ClientHandle c, out Event e);
-        [DllImport(Lib)] internal static extern int ks_client_character_count(ClientHandle c);
-        [DllImport(Lib)] internal static extern int ks_client_character_at(ClientHandle c, int index, out CharacterInfo info);
-        [DllImport(Lib)] internal static extern int ks_client_skeleton(ClientHandle c, ushort character, int[] parents, float[] offsets,
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void ks_client_config_init(ref ClientConfig cfg);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_create(ref ClientConfig cfg, out ClientHandle client);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern void ks_client_destroy(IntPtr client);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_connect(ClientHandle c);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_connect_token(ClientHandle c, byte[] token, UIntPtr size);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern IntPtr ks_client_disconnect_reason(ClientHandle c);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_disconnect_code(ClientHandle c);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_disconnect(ClientHandle c);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_update(ClientHandle c);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_poll(ClientHandle c);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_get_state(ClientHandle c);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_set_viewpoint(ClientHandle c, float x, float y, float z);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_next_event(ClientHandle c, out Event e);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_character_count(ClientHandle c);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_character_at(ClientHandle c, int index, out CharacterInfo info);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_skeleton(ClientHandle c, ushort character, [Out] int[] parents, [Out] float[] offsets,
                                                                         int capacity);
-        [DllImport(Lib)] internal static extern int ks_client_local_pose(ClientHandle c, ushort character, [Out] Kform[] joints, int capacity);
-        [DllImport(Lib)] internal static extern int ks_client_global_pose(ClientHandle c, ushort character, [Out] Kform[] joints, int capacity);
-        [DllImport(Lib)] internal static extern double ks_client_render_time(ClientHandle c);
-        [DllImport(Lib)] internal static extern int ks_client_get_stats(ClientHandle c, out ClientStats stats);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_local_pose(ClientHandle c, ushort character, [Out] Kform[] joints, int capacity);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_global_pose(ClientHandle c, ushort character, [Out] Kform[] joints, int capacity);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern double ks_client_render_time(ClientHandle c);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_get_stats(ClientHandle c, out ClientStats stats);
 
-        [DllImport(Lib)] internal static extern int ks_pose_to_engine(int engine, float metres_per_unit, Kform[] input,
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_pose_to_engine(int engine, float metres_per_unit, Kform[] input,
                                                                        [Out] EngineKform[] output, int count);
-        [DllImport(Lib)] internal static extern int ks_pose_from_engine(int engine, float metres_per_unit, EngineKform[] input,
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_pose_from_engine(int engine, float metres_per_unit, EngineKform[] input,
                                                                          [Out] Kform[] output, int count);
 
         internal static string Str(IntPtr p) { return p == IntPtr.Zero ? "" : Marshal.PtrToStringAnsi(p); }

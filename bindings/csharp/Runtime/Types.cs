@@ -139,7 +139,7 @@ namespace Kinesync
     }
 
     /// <summary>A character a client knows (names: <see cref="KinesyncClient.GetCharacterName"/>).</summary>
-    public struct CharacterInfo
+    public struct RemoteCharacterInfo
     {
         public ushort Id;
         public ushort SkeletonId;

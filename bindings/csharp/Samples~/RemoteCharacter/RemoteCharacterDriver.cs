@@ -16,14 +16,29 @@ public class RemoteCharacterDriver : MonoBehaviour
 
     private KinesyncClient client_;
     private int character_ = -1;
+    private bool look_ = false;  // a character was added: look for ours
     private Kform[] pose_ = new Kform[0];
     private EngineKform[] unity_ = new EngineKform[0];
     private float metresPerUnit_ = 1f;
 
     void OnEnable()
     {
-        client_ = new KinesyncClient(new ClientConfig { Host = host, Port = (ushort)port });
-        client_.Connect();
+        if (port < 1 || port > 65535)
+        {
+            Debug.LogWarning("kinesync: port " + port + " is not a UDP port");
+            return;
+        }
+        try
+        {
+            client_ = new KinesyncClient(new ClientConfig { Host = host, Port = (ushort)port });
+            client_.Connect();
+        }
+        catch (KinesyncException e)
+        {
+            Debug.LogWarning("kinesync: " + e.Message);
+            if (client_ != null) client_.Dispose();
+            client_ = null;
+        }
     }
 
     void OnDisable()
@@ -37,14 +52,16 @@ public class RemoteCharacterDriver : MonoBehaviour
 
     void Update()
     {
+        if (client_ == null) return;
         client_.Update();
         ClientEvent e;
         while (client_.TryGetEvent(out e))
         {
             if (e.Kind == ClientEventKind.Disconnected) Debug.LogWarning("kinesync: " + client_.DisconnectReason);
+            if (e.Kind == ClientEventKind.CharacterAdded) look_ = true;
             if (e.Kind == ClientEventKind.CharacterRemoved && e.Character == character_) character_ = -1;
         }
-        if (character_ < 0) Find();
+        if (character_ < 0 && look_) Find();
         if (character_ < 0) return;
         client_.GetLocalPose((ushort)character_, pose_);
         Conventions.ToUnity(metresPerUnit_, pose_, unity_, pose_.Length);
@@ -68,15 +85,22 @@ public class RemoteCharacterDriver : MonoBehaviour
         }
     }
 
-    // The character to show, once it is known and ready (allocates: only until found).
+    // The character to show, among those added (reads names: only after a CharacterAdded, until
+    // ours is found and ready).
     private void Find()
     {
+        bool waiting = false;
         for (int i = 0; i < client_.CharacterCount; ++i)
         {
-            CharacterInfo info = client_.GetCharacterAt(i);
+            RemoteCharacterInfo info = client_.GetCharacterAt(i);
             string name, skeleton;
             client_.GetCharacterName(i, out name, out skeleton);
-            if (!info.Ready || (characterName.Length > 0 && name != characterName)) continue;
+            if (characterName.Length > 0 && name != characterName) continue;
+            if (!info.Ready)
+            {
+                waiting = true;
+                continue;
+            }
             character_ = info.Id;
             metresPerUnit_ = info.MetresPerUnit;
             pose_ = new Kform[info.JointCount];
@@ -85,5 +109,6 @@ public class RemoteCharacterDriver : MonoBehaviour
                 Debug.LogWarning("kinesync: " + name + " has " + info.JointCount + " joints, the rig lists " + bones.Length + " bones");
             return;
         }
+        look_ = waiting;  // ours is there but not ready yet: look again next frame
     }
 }

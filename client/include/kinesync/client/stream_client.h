@@ -87,6 +87,7 @@ struct RemoteCharacter {
     // The strategy showing it: the configured one, or its "+ahead" form (deadblend+sod+ahead,
     // hermite+ahead) once the server sends this character's look-ahead.
     Strategy strategy = Strategy::DeadBlendSod;
+    bool look_ahead = false;  // the server has sent this character's look-ahead
     Pose local;                    // joint 0 in the world, the others relative to their parent
     Pose global;                   // every joint in the world (forward kinematics of local, with velocities)
 };
