@@ -1,0 +1,101 @@
+#include "programs/replay/replay_options.h"
+
+#include <cstdio>
+
+namespace ks {
+
+namespace {
+
+void add_run_options(CLI::App& app, ReplayOptions& o) {
+    app.add_option("RECORDING", o.recording, "a recording made with kinesync-server --record")->required();
+    app.add_option("--profile", o.profile, "lan, broadband, mobile, hostile, or all")->capture_default_str()
+        ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile", "all"}));
+    add_network_options(app, o.net);
+    app.add_option("--snapshot-hz", o.cfg.snapshot_hz, "snapshots per second")->capture_default_str()->check(CLI::Range(1.0f, 240.0f));
+    app.add_option("--strategy", o.strategy,
+                   "snap, interp, hermite, extrap, deadblend, deadblend+sod (sod: second-order dynamics, the correction's "
+                   "spring), hermite+ahead, deadblend+sod+ahead (these two show the server's look-ahead and need a recording "
+                   "with it), or all (with the +ahead ones when the recording has look-ahead)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"snap", "interp", "hermite", "extrap", "deadblend", "deadblend+sod", "hermite+ahead",
+                               "deadblend+sod+ahead", "all"}));
+    app.add_option("--seed", o.cfg.seed, "network simulator seed")->capture_default_str();
+    app.add_option("--bandwidth", o.bandwidth_kbps, "per-client budget, kbit/s")->capture_default_str();
+}
+
+void add_output_options(CLI::App& app, ReplayOptions& o) {
+    app.add_option("--json", o.json, "write the results as JSON (an array of objects when several profiles run)");
+    app.add_option("--svg", o.svg, "plot error over time per strategy (one panel per profile)");
+    app.add_option("--sweep", o.sweep, "also run each strategy over a grid of its settings and plot the "
+                                       "accuracy-smoothness frontier here (SVG; one panel per profile)");
+    app.add_flag("--quiet", o.quiet, "no progress on stderr");
+    app.add_option("--view", o.view_dir,
+                   "write a 3D viewer of the replay here (index.html; docs/VIEWER.md): the truth and every strategy per render "
+                   "frame, under the first profile");
+    app.add_option("--view-from", o.view_from, "the viewer starts this many seconds into the recording")->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--view-span", o.view_span, "and holds at most this many seconds (about 40 MB of memory a minute for 6 characters)")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+}
+
+void add_strategy_options(CLI::App& app, ReplayOptions& o) {
+    ReconstructConfig& rc = o.cfg.reconstruct;
+    app.add_option("--interp-delay", rc.interp_delay_s, "interp/hermite display delay, s")->capture_default_str();
+    app.add_option("--extrap-cap", rc.extrap_cap_s, "constant-velocity extrapolation limit, s")->capture_default_str();
+    app.add_option("--blend-time", rc.deadblend_blend_s, "deadblend cross-fade time, s")->capture_default_str();
+    app.add_option("--halflife", rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
+    add_correction_options(app, rc);
+}
+
+void add_crowd_options(CLI::App& app, ReplayOptions& o) {
+    app.add_option("--viewpoint", o.viewpoint,
+                   "crowd mode: the client watches from X,Y,Z (metres); priorities follow distance, and the nearest "
+                   "characters are measured apart from the rest")
+        ->check([](const std::string& v) {
+            float x, y, z;
+            char tail;
+            return std::sscanf(v.c_str(), "%f,%f,%f%c", &x, &y, &z, &tail) == 3 ? std::string() : "expected X,Y,Z in metres, got '" + v + "'";
+        });
+    app.add_option("--crowd-near", o.cfg.crowd_near, "crowd mode: how many nearest characters are measured apart")->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    app.add_flag("--only-near", o.cfg.only_near, "crowd mode: stream only the nearest characters (what they get without the crowd)");
+    app.add_option("--far-depth", o.cfg.far_hold_depth,
+                   "crowd mode: joints deeper than this in the hierarchy are not sent for the others (-1: every joint)")
+        ->capture_default_str()->check(CLI::Range(-1, 255));
+}
+
+}  // namespace
+
+void add_replay_options(CLI::App& app, ReplayOptions& o) {
+    add_run_options(app, o);
+    add_output_options(app, o);
+    add_strategy_options(app, o);
+    add_crowd_options(app, o);
+}
+
+std::optional<int> finish_replay_options(ReplayOptions& o, const RecordingScan& rec) {
+    ReplayConfig& cfg = o.cfg;
+    cfg.bandwidth_bps = o.bandwidth_kbps * 1000.0f;
+    if (!o.viewpoint.empty()) {
+        vec3 v;
+        std::sscanf(o.viewpoint.c_str(), "%f,%f,%f", &v.x, &v.y, &v.z);  // checked by the option
+        cfg.viewpoint_m = v;
+    } else if (cfg.only_near) {
+        std::fprintf(stderr, "kinesync-replay: --only-near needs --viewpoint\n");
+        return 2;
+    }
+    if (o.strategy != "all") {
+        Strategy s;
+        strategy_from_name(o.strategy, s);
+        cfg.strategies = {s};
+        if (uses_look_ahead(s) && !rec.has_look_ahead) {
+            std::fprintf(stderr, "kinesync-replay: %s needs a recording with look-ahead (kinesync-server --look-ahead S)\n", o.strategy.c_str());
+            return 2;
+        }
+    } else if (rec.has_look_ahead) {
+        for (Strategy s : ahead_strategies()) cfg.strategies.push_back(s);
+    }
+    return std::nullopt;
+}
+
+}  // namespace ks

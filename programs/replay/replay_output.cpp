@@ -1,0 +1,127 @@
+#include "programs/replay/replay_output.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "programs/testbench/sweep.h"
+#include "programs/testbench/view_meta.h"
+
+namespace ks {
+
+ReportHeader header_of(const std::string& recording, const ReplayConfig& cfg) {
+    ReportHeader hdr;
+    hdr.recording = recording;
+    hdr.profile = {cfg.profile.name, cfg.profile.latency_ms, cfg.profile.jitter_ms, cfg.profile.loss,
+                   cfg.profile.burst ? cfg.profile.burst_length : 0.0, cfg.profile.duplicate};
+    hdr.snapshot_hz = cfg.snapshot_hz;
+    hdr.render_hz = cfg.render_hz;
+    hdr.seed = cfg.seed;
+    return hdr;
+}
+
+std::vector<StrategyReport> reports_of(const ReplayResult& r) {
+    std::vector<StrategyReport> reports;
+    for (const ReplayStrategyResult& s : r.strategies) reports.push_back({strategy_name(s.strategy), s.result, s.series});
+    return reports;
+}
+
+namespace {
+
+void print_crowd(const ReplayResult& r, const ReplayOptions& o) {
+    for (const ReplayStrategyResult& s : r.strategies) {
+        if (!s.crowd) continue;
+        if (&s == &r.strategies.front()) {
+            std::string ids;
+            for (uint16_t id : s.crowd->near) ids += (ids.empty() ? "" : " ") + std::to_string(id);
+            std::printf("crowd from %s%s: the %zu nearest (%s) | the rest; present mean / p99 cm, accel ratio, pops\n",
+                        o.viewpoint.c_str(), o.cfg.only_near ? ", nearest only" : "", s.crowd->near.size(), ids.c_str());
+        }
+        const FidelityResult& n = s.crowd->near_result;
+        const FidelityResult& f = s.crowd->rest_result;
+        std::printf("  %-14s nearest %7.2f / %7.2f  %5.2f %6lld | rest %7.2f / %7.2f  %5.2f %6lld\n", strategy_name(s.strategy),
+                    n.present_err_cm.mean, n.present_err_cm.p99, n.accel_rms_ratio, (long long)n.pops, f.present_err_cm.mean,
+                    f.present_err_cm.p99, f.accel_rms_ratio, (long long)f.pops);
+    }
+}
+
+}  // namespace
+
+void print_run(const ReportHeader& hdr, const std::vector<StrategyReport>& reports, const ReplayResult& r, const ReplayOptions& o) {
+    std::printf("%s", fidelity_table(hdr, reports).c_str());
+    std::printf("(clock estimate error %.1f ms mean; %llu snapshot datagrams, %llu lost)\n", r.clock_error_ms,
+                (unsigned long long)r.snapshot_datagrams, (unsigned long long)r.datagrams_lost);
+    if (r.ahead_bytes_per_s > 0)
+        std::printf("(+ahead: look-ahead sent instead of poses, %.2f kB/s = %.2fx the present run's %.2f kB/s)\n",
+                    r.ahead_bytes_per_s / 1000.0, r.ahead_bytes_per_s / std::max(1.0, r.bytes_per_s), r.bytes_per_s / 1000.0);
+    std::printf("(counted: %.1f payload bytes per character sent; envelope %.1f bytes per snapshot datagram)\n",
+                r.payload_bytes_per_character, r.envelope_bytes_per_datagram);
+    print_crowd(r, o);
+    std::printf("\n");
+    std::fflush(stdout);
+}
+
+std::unique_ptr<ViewCapture> make_view(const ReplayOptions& o, const RecordingScan& rec) {
+    std::vector<std::string> streams{"truth"};
+    for (bool ahead : {false, true})  // the present strategies' run first, then the +ahead one's
+        for (Strategy s : o.cfg.strategies)
+            if (uses_look_ahead(s) == ahead) streams.push_back(strategy_name(s));
+    std::vector<int> joints;
+    for (const auto& c : rec.header.characters) joints.push_back(rec.header.skeletons[c.skeleton].size());
+    const double start = double(rec.first_tick) / double(rec.header.tick_hz);
+    return std::make_unique<ViewCapture>(streams, joints, start + o.view_from, o.view_span);
+}
+
+bool write_view(const ReplayOptions& o, const RecordingScan& rec, const ReplayResult& r, const ViewCapture& view, std::string& report) {
+    report.insert(report.rfind("\n}"), view_roots_json(view));  // a last member of the report's object
+    try {
+        ViewFiles files{view_meta_json(rec, o.cfg, r, view), default_three_dir()};
+        const size_t bytes = write_viewer(o.view_dir, view, files);
+        const double seconds = double(view.frames()) / o.cfg.render_hz;
+        std::printf("viewer: %s/index.html (%zu frames, %.1f s; replay.ksview %.2f MB, %.2f MB per minute)%s\n"
+                    "  open it: xdg-open %s/index.html, or python3 -m http.server -d %s and http://localhost:8000\n",
+                    o.view_dir.c_str(), view.frames(), seconds, double(bytes) / 1e6,
+                    seconds > 0 ? double(bytes) / 1e6 * 60.0 / seconds : 0.0,
+                    view.clipped() ? " (--view-span reached: later frames left out)" : "", o.view_dir.c_str(), o.view_dir.c_str());
+        return true;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kinesync-replay: %s\n", e.what());
+        return false;
+    }
+}
+
+SvgPlot timeline_panel(const ReportHeader& hdr, const std::vector<StrategyReport>& reports, const ReplayResult& r) {
+    TimelineMarks marks{r.epoch_times_s, r.blackout_spans_s, {}, {}};
+    for (const ReplayStrategyResult& s : r.strategies)
+        if (marks.pops_of.empty() || s.strategy == Strategy::DeadBlendSod) {
+            marks.pop_times_s = s.pop_times_s;
+            marks.pops_of = strategy_name(s.strategy);
+        }
+    return fidelity_plot(hdr, reports, marks);
+}
+
+std::vector<FrontierPoint> print_sweep(const std::string& profile, const std::vector<Strategy>& strategies, const ReplayResult& sw) {
+    std::vector<FrontierPoint> points;
+    std::printf("sweep, %s: present error mean (cm) / accel ratio / pops per setting (* default, + on its front)\n", profile.c_str());
+    for (Strategy st : strategies) {
+        std::vector<double> err, acc;
+        std::vector<const ReplayStrategyResult*> of;
+        for (const ReplayStrategyResult& s : sw.strategies) {
+            if (s.strategy != st) continue;
+            points.push_back({strategy_name(st), variant_label(s.config), s.result.present_err_cm.mean, s.result.accel_rms_ratio, of.empty()});
+            err.push_back(s.result.present_err_cm.mean);
+            acc.push_back(s.result.accel_rms_ratio);
+            of.push_back(&s);
+        }
+        const std::vector<size_t> front = pareto_front(err, acc);
+        for (size_t i = 0; i < of.size(); ++i) {
+            const bool on_front = std::find(front.begin(), front.end(), i) != front.end();
+            std::printf("  %-14s %6.3f  %6.3f  %6lld %s%s %s\n", strategy_name(st), err[i], acc[i], (long long)of[i]->result.pops,
+                        i == 0 ? "*" : " ", on_front ? "+" : " ", variant_label(of[i]->config).c_str());
+        }
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+    return points;
+}
+
+}  // namespace ks
