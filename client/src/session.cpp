@@ -202,171 +202,175 @@ void ClientSession::on_datagram(std::span<const uint8_t> bytes, double now_s) {
     on_packet(*p, now_s, false);
 }
 
-void ClientSession::on_packet(const DecodedPacket& pk, double now_s, bool sealed) {
-    const DecodedPacket* p = &pk;
-    if (token_ && !sealed) {
-        // Only the Challenge comes in clear. A clear Disconnect may be the server's refusal ("server
-        // full", "connect token expired") or a spoof: noted, and the handshake goes on until it
-        // times out (reporting it).
-        if (p->type == MessageType::Disconnect && state_ != State::Connected) {
-            const auto* d = p->message<wire::Disconnect>();
-            refusal_ = d->reason() ? d->reason()->str() : std::string("refused");
-            refusal_code_ = wire_code(d->code());
-            return;
-        }
-        if (p->type != MessageType::Challenge || state_ != State::Connecting) {
-            ++stats_.unauthenticated;
-            return;
-        }
-    }
+void ClientSession::on_packet(const DecodedPacket& p, double now_s, bool sealed) {
+    if (token_ && !sealed && !admit_clear(p)) return;
     // A Challenge belongs to a handshake under way: one arriving later (late, duplicated or
     // spoofed) changes nothing, not even when the server was last heard.
-    if (p->type == MessageType::Challenge && state_ != State::Connecting) {
+    if (p.type == MessageType::Challenge && state_ != State::Connecting) {
         ++stats_.unexpected;
         return;
     }
-    switch (p->type) {
-        case MessageType::Challenge: {
-            if (state_ != State::Connecting) break;
-            const auto* c = p->message<wire::Challenge>();
-            if (c->client_salt() != salt_) break;  // not our handshake
-            std::copy(c->cookie()->begin(), c->cookie()->end(), cookie_.begin());
-            state_ = State::Challenged;
-            last_heard_ = now_s;
-            last_connect_send_ = -1e9;
-            update(now_s);
-            return;
-        }
-        case MessageType::Accept: {
-            if (state_ != State::Challenged && state_ != State::Connected) break;
-            const auto* a = p->message<wire::Accept>();
-            client_id_ = a->client_id();
-            tick_hz_ = a->tick_hz();
-            snapshot_hz_ = a->snapshot_hz();
-            decoder_.set_tick_hz(tick_hz_);
-            poses_.set_tick_hz(tick_hz_);
-            state_ = State::Connected;
-            break;
-        }
-        default:
-            break;
-    }
-    if (state_ != State::Connected) {
-        if (p->type == MessageType::Disconnect && state_ != State::Idle && state_ != State::Disconnected) {
-            // Refused during the handshake (dev mode): "server full", "too many from your address".
-            // "Session in use" (this client restarted and its old session has not timed out yet)
-            // passes: the handshake goes on and gets in once it has.
-            const auto* d = p->message<wire::Disconnect>();
-            if (wire_code(d->code()) == DisconnectCode::SessionInUse) {
-                refusal_ = d->reason() ? d->reason()->str() : std::string("session in use");
-                refusal_code_ = DisconnectCode::SessionInUse;
-                return;
-            }
-            reason_ = d->reason() ? d->reason()->str() : std::string("refused");
-            code_ = wire_code(d->code());
-            state_ = State::Disconnected;
-            return;
-        }
-        if (p->type != MessageType::Accept) ++stats_.unexpected;
-        return;
-    }
+    if (!on_handshake(p, now_s)) return;
     last_heard_ = now_s;
-    received_.on_received(p->sequence);
-    switch (p->type) {
-        case MessageType::SkeletonDefs: {
-            const auto* m = p->message<wire::SkeletonDefs>();
-            reliable_to_ack_.push_back(m->message_id());
-            if (!reliable_seen_.insert(m->message_id()).second) break;  // a resend of what we have
-            if (m->defs())
-                for (const wire::SkeletonDef* d : *m->defs()) {
-                    assembler_.add(*d);
-                    if (auto s = assembler_.take(d->skeleton_id())) {
-                        precisions_[s->skeleton_id] = plan_precision(s->skeleton, s->metres_per_unit);
-                        skeletons_[s->skeleton_id] = std::move(*s);
-                    }
-                }
-            if (m->characters())
-                for (const wire::CharacterInfo* c : *m->characters()) {
-                    character_skeleton_[c->character_id()] = c->skeleton_id();
-                    character_names_[c->character_id()] = c->name() ? c->name()->str() : std::string();
-                }
-            break;
-        }
-        case MessageType::Events: {
-            const auto* m = p->message<wire::Events>();
-            reliable_to_ack_.push_back(m->message_id());
-            if (!reliable_seen_.insert(m->message_id()).second) break;
-            if (m->events())
-                for (const wire::Event* e : *m->events()) {
-                    events_.push_back({e->character_id(), e->epoch(), e->kind(), e->tick()});
-                    if (e->kind() == wire::EventKind::Removed) {
-                        poses_.forget(e->character_id());
-                        character_skeleton_.erase(e->character_id());
-                        character_names_.erase(e->character_id());
-                    }
-                }
-            break;
-        }
+    received_.on_received(p.sequence);
+    switch (p.type) {
+        case MessageType::SkeletonDefs: on_skeleton_defs(p); break;
+        case MessageType::Events: on_events(p); break;
         case MessageType::Snapshot: {
-            const DecodedPacket::SnapshotView m = p->snapshot();
-            if (!on_snapshot(m, now_s)) break;
-            // Lost: snapshot ticks skipped when a newer one arrives, until they arrive after all
-            // (reordering is not loss). Remembered for 256 snapshot intervals.
-            const uint32_t step = uint32_t(std::max(1L, std::lround(double(tick_hz_) / double(std::max(1.0f, snapshot_hz_)))));
-            if (!any_tick_ || m.tick > newest_tick_) {
-                if (any_tick_) {
-                    // The ticks k * step after the newest with k * step + step / 2 < gap; only the
-                    // last 256 are remembered (a server jumping ahead cannot make this grow).
-                    const uint64_t gap = uint64_t(m.tick) - newest_tick_;
-                    const uint64_t skipped = gap > step / 2 ? (gap - step / 2 - 1) / step : 0;
-                    stats_.snapshots_lost += skipped;
-                    for (uint64_t k = skipped > 256 ? skipped - 255 : 1; k <= skipped; ++k)
-                        missing_ticks_.insert(uint32_t(newest_tick_ + k * step));
-                }
-                newest_tick_ = m.tick;
-                any_tick_ = true;
-                ++stats_.snapshots_received;
-                while (!missing_ticks_.empty() && newest_tick_ - *missing_ticks_.begin() > 256 * step)
-                    missing_ticks_.erase(missing_ticks_.begin());
-            } else if (m.tick < newest_tick_) {
-                const auto it = missing_ticks_.find(m.tick);
-                if (it != missing_ticks_.end()) {
-                    missing_ticks_.erase(it);
-                    --stats_.snapshots_lost;
-                    ++stats_.snapshots_late;
-                    ++stats_.snapshots_received;
-                }
-            }
+            const DecodedPacket::SnapshotView m = p.snapshot();
+            if (on_snapshot(m, now_s)) count_snapshot(m.tick);
             break;
         }
-        case MessageType::Pong: {
-            const auto* m = p->message<wire::Pong>();
-            const double sent = double(m->client_time_us()) * 1e-6;
-            const double rtt = now_s - sent;
-            if (rtt < 0 || rtt > 10) break;
-            rtt_ms_ = rtt_ms_ == 0 ? rtt * 1000.0 : 0.8 * rtt_ms_ + 200.0 * rtt;
-            // Server time at our local midpoint; keep the least-delayed recent estimates (within
-            // 10 % of the mean round trip, or half a millisecond: on a LAN or loopback the round
-            // trip's own jitter is larger than 10 % of it, and would keep the first estimate for good).
-            const double offset = double(m->server_time_us()) * 1e-6 - (sent + 0.5 * rtt);
-            if (!clock_valid_ || rtt * 1000.0 <= rtt_ms_ * 1.1 + 0.5) {
-                clock_offset_s_ = clock_valid_ ? 0.7 * clock_offset_s_ + 0.3 * offset : offset;
-                clock_valid_ = true;
-            }
-            break;
-        }
+        case MessageType::Pong: on_pong(p, now_s); break;
         case MessageType::Disconnect: {
-            const auto* d = p->message<wire::Disconnect>();
+            const auto* d = p.message<wire::Disconnect>();
             reason_ = d->reason() ? d->reason()->str() : std::string("server disconnected");
             code_ = wire_code(d->code());
             state_ = State::Disconnected;
             break;
         }
-        case MessageType::Accept:
-            break;
-        default:
-            ++stats_.unexpected;
-            break;
+        case MessageType::Accept: break;
+        default: ++stats_.unexpected; break;
+    }
+}
+
+bool ClientSession::admit_clear(const DecodedPacket& p) {
+    // Only the Challenge comes in clear. A clear Disconnect may be the server's refusal ("server
+    // full", "connect token expired") or a spoof: noted, and the handshake goes on until it times
+    // out (reporting it).
+    if (p.type == MessageType::Disconnect && state_ != State::Connected) {
+        const auto* d = p.message<wire::Disconnect>();
+        refusal_ = d->reason() ? d->reason()->str() : std::string("refused");
+        refusal_code_ = wire_code(d->code());
+        return false;
+    }
+    if (p.type != MessageType::Challenge || state_ != State::Connecting) {
+        ++stats_.unauthenticated;
+        return false;
+    }
+    return true;
+}
+
+bool ClientSession::on_handshake(const DecodedPacket& p, double now_s) {
+    if (p.type == MessageType::Challenge && state_ == State::Connecting) {
+        const auto* c = p.message<wire::Challenge>();
+        if (c->client_salt() == salt_) {  // else not our handshake
+            std::copy(c->cookie()->begin(), c->cookie()->end(), cookie_.begin());
+            state_ = State::Challenged;
+            last_heard_ = now_s;
+            last_connect_send_ = -1e9;
+            update(now_s);
+            return false;
+        }
+    }
+    if (p.type == MessageType::Accept && (state_ == State::Challenged || state_ == State::Connected)) {
+        const auto* a = p.message<wire::Accept>();
+        client_id_ = a->client_id();
+        tick_hz_ = a->tick_hz();
+        snapshot_hz_ = a->snapshot_hz();
+        decoder_.set_tick_hz(tick_hz_);
+        poses_.set_tick_hz(tick_hz_);
+        state_ = State::Connected;
+    }
+    if (state_ == State::Connected) return true;
+    if (p.type == MessageType::Disconnect && state_ != State::Idle && state_ != State::Disconnected) {
+        on_refusal(p);
+        return false;
+    }
+    if (p.type != MessageType::Accept) ++stats_.unexpected;
+    return false;
+}
+
+void ClientSession::on_refusal(const DecodedPacket& p) {
+    // Refused during the handshake (dev mode): "server full", "too many from your address".
+    // "Session in use" (this client restarted and its old session has not timed out yet) passes:
+    // the handshake goes on and gets in once it has.
+    const auto* d = p.message<wire::Disconnect>();
+    if (wire_code(d->code()) == DisconnectCode::SessionInUse) {
+        refusal_ = d->reason() ? d->reason()->str() : std::string("session in use");
+        refusal_code_ = DisconnectCode::SessionInUse;
+        return;
+    }
+    reason_ = d->reason() ? d->reason()->str() : std::string("refused");
+    code_ = wire_code(d->code());
+    state_ = State::Disconnected;
+}
+
+void ClientSession::on_skeleton_defs(const DecodedPacket& p) {
+    const auto* m = p.message<wire::SkeletonDefs>();
+    reliable_to_ack_.push_back(m->message_id());
+    if (!reliable_seen_.insert(m->message_id()).second) return;  // a resend of what we have
+    if (m->defs())
+        for (const wire::SkeletonDef* d : *m->defs()) {
+            assembler_.add(*d);
+            if (auto s = assembler_.take(d->skeleton_id())) {
+                precisions_[s->skeleton_id] = plan_precision(s->skeleton, s->metres_per_unit);
+                skeletons_[s->skeleton_id] = std::move(*s);
+            }
+        }
+    if (m->characters())
+        for (const wire::CharacterInfo* c : *m->characters()) {
+            character_skeleton_[c->character_id()] = c->skeleton_id();
+            character_names_[c->character_id()] = c->name() ? c->name()->str() : std::string();
+        }
+}
+
+void ClientSession::on_events(const DecodedPacket& p) {
+    const auto* m = p.message<wire::Events>();
+    reliable_to_ack_.push_back(m->message_id());
+    if (!reliable_seen_.insert(m->message_id()).second) return;
+    if (m->events())
+        for (const wire::Event* e : *m->events()) {
+            events_.push_back({e->character_id(), e->epoch(), e->kind(), e->tick()});
+            if (e->kind() == wire::EventKind::Removed) {
+                poses_.forget(e->character_id());
+                character_skeleton_.erase(e->character_id());
+                character_names_.erase(e->character_id());
+            }
+        }
+}
+
+// Lost: snapshot ticks skipped when a newer one arrives, until they arrive after all (reordering
+// is not loss). Remembered for 256 snapshot intervals.
+void ClientSession::count_snapshot(uint32_t tick) {
+    const uint32_t step = uint32_t(std::max(1L, std::lround(double(tick_hz_) / double(std::max(1.0f, snapshot_hz_)))));
+    if (!any_tick_ || tick > newest_tick_) {
+        if (any_tick_) {
+            // The ticks k * step after the newest with k * step + step / 2 < gap; only the last 256
+            // are remembered (a server jumping ahead cannot make this grow).
+            const uint64_t gap = uint64_t(tick) - newest_tick_;
+            const uint64_t skipped = gap > step / 2 ? (gap - step / 2 - 1) / step : 0;
+            stats_.snapshots_lost += skipped;
+            for (uint64_t k = skipped > 256 ? skipped - 255 : 1; k <= skipped; ++k) missing_ticks_.insert(uint32_t(newest_tick_ + k * step));
+        }
+        newest_tick_ = tick;
+        any_tick_ = true;
+        ++stats_.snapshots_received;
+        while (!missing_ticks_.empty() && newest_tick_ - *missing_ticks_.begin() > 256 * step) missing_ticks_.erase(missing_ticks_.begin());
+    } else if (tick < newest_tick_) {
+        const auto it = missing_ticks_.find(tick);
+        if (it != missing_ticks_.end()) {
+            missing_ticks_.erase(it);
+            --stats_.snapshots_lost;
+            ++stats_.snapshots_late;
+            ++stats_.snapshots_received;
+        }
+    }
+}
+
+void ClientSession::on_pong(const DecodedPacket& p, double now_s) {
+    const auto* m = p.message<wire::Pong>();
+    const double sent = double(m->client_time_us()) * 1e-6;
+    const double rtt = now_s - sent;
+    if (rtt < 0 || rtt > 10) return;
+    rtt_ms_ = rtt_ms_ == 0 ? rtt * 1000.0 : 0.8 * rtt_ms_ + 200.0 * rtt;
+    // Server time at our local midpoint; keep the least-delayed recent estimates (within 10 % of
+    // the mean round trip, or half a millisecond: on a LAN or loopback the round trip's own jitter
+    // is larger than 10 % of it, and would keep the first estimate for good).
+    const double offset = double(m->server_time_us()) * 1e-6 - (sent + 0.5 * rtt);
+    if (!clock_valid_ || rtt * 1000.0 <= rtt_ms_ * 1.1 + 0.5) {
+        clock_offset_s_ = clock_valid_ ? 0.7 * clock_offset_s_ + 0.3 * offset : offset;
+        clock_valid_ = true;
     }
 }
 

@@ -127,6 +127,13 @@ public:
 private:
     void send(const std::function<std::vector<uint8_t>(const net::PacketHeader&)>& build, bool handshake = false);
     void on_packet(const net::DecodedPacket& p, double now_s, bool sealed);
+    bool admit_clear(const net::DecodedPacket& p);  // with a token: what may come unsealed
+    bool on_handshake(const net::DecodedPacket& p, double now_s);  // true once connected: go on
+    void on_refusal(const net::DecodedPacket& p);
+    void on_skeleton_defs(const net::DecodedPacket& p);
+    void on_events(const net::DecodedPacket& p);
+    void count_snapshot(uint32_t tick);  // received, lost and late snapshot ticks
+    void on_pong(const net::DecodedPacket& p, double now_s);
     void send_ack();
     bool on_snapshot(const net::DecodedPacket::SnapshotView& m, double now_s);
 
