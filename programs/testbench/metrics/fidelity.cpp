@@ -212,25 +212,26 @@ void FidelityAccumulator::evaluate(Character& c, int64_t e) {
     }
 }
 
-void FidelityAccumulator::add_frame(int character, const FidelityFrame& f) {
-    const double t = f.time_s, d = f.display_delay_s;
+FidelityAccumulator::Character& FidelityAccumulator::checked_character(int character, const FidelityFrame& f) {
     const size_t n = f.truth_now.size();
     if (n == 0 || f.truth_delayed.size() != n || f.displayed.size() != n || f.truth_rot.size() != n ||
         f.displayed_rot.size() != n)
         throw std::invalid_argument("add_frame: spans empty or of different sizes");
-    if (!std::isfinite(t) || !std::isfinite(d)) throw std::invalid_argument("add_frame: non-finite time or delay");
+    if (!std::isfinite(f.time_s) || !std::isfinite(f.display_delay_s)) throw std::invalid_argument("add_frame: non-finite time or delay");
     Character& c = chars_[character];
     c.id = character;
     if (c.joints < 0) c.joints = int(n);
     if (size_t(c.joints) != n)
         throw std::invalid_argument("add_frame: character " + std::to_string(character) + " changed joint count");
-    if (c.frames > 0 && !(t > c.last_t))
+    if (c.frames > 0 && !(f.time_s > c.last_t))
         throw std::invalid_argument("add_frame: character " + std::to_string(character) + "'s frames out of time order");
-    const vec3 true_root = f.truth_now[0], shown_root = f.displayed[0];
+    return c;
+}
 
+bool FidelityAccumulator::advance_epochs(Character& c, double t, int display_epoch, bool& jump) {
     // Epoch changes reached by this frame: each closes the one before; the first frame after T is
     // the truth's jump frame.
-    bool jump = false;
+    jump = false;
     while (c.next < c.epochs.size() && c.epochs[c.next].mark.time_s <= t + kTimeTol) {
         if (c.next > 0) close_epoch(c.epochs[c.next - 1]);
         Epoch& reached = c.epochs[c.next];
@@ -249,92 +250,64 @@ void FidelityAccumulator::add_frame(int character, const FidelityFrame& f) {
     // the news of a change it has not yet rendered.
     bool pending = false;
     for (size_t i = c.open; i < c.next; ++i) pending = pending || (!c.epochs[i].rendered && c.epochs[i].news <= t + kTimeTol);
-    const bool switched = f.display_epoch < 0 || (c.frames > 0 && f.display_epoch != c.last_display_epoch);
+    const bool switched = display_epoch < 0 || (c.frames > 0 && display_epoch != c.last_display_epoch);
     if (pending && switched) {
         jump = true;
         for (size_t i = c.open; i < c.next; ++i)
             if (c.epochs[i].news <= t + kTimeTol) c.epochs[i].rendered = true;
     }
     while (c.open < c.next && c.epochs[c.open].rendered) ++c.open;
-    c.last_display_epoch = f.display_epoch;
+    c.last_display_epoch = display_epoch;
+    return blackout;
+}
 
-    // True root history, enough to look up t - d.
-    c.roots.emplace_back(t, true_root);
-    const double keep = std::max(0.0, d) + 1.0;
-    while (c.roots.size() > 2 && c.roots.front().first < t - keep) c.roots.pop_front();
-    const vec3 ref = d == 0.0 ? true_root : reference_root(c, t - d);
+// The display's root on the way between an epoch change's origin and destination, far from both,
+// from the truth, from the reference and from where the character was in the second before.
+bool FidelityAccumulator::smeared(const Epoch& ep, vec3 shown_root, vec3 true_root, double to_ref) const {
+    const double thr = cfg_.smear_threshold_m;
+    const d3 a = D(ep.mark.origin_m), b = D(ep.mark.destination_m), p = D(shown_root);
+    const d3 ab = b - a;
+    const double L2 = dot(ab, ab);
+    if (L2 <= 0) return false;
+    const double u = dot(p - a, ab) / L2;
+    const double lateral = norm(p - (a + ab * u));
+    bool where_it_was = false;
+    for (const vec3& r : ep.before) where_it_was = where_it_was || dist(shown_root, r) <= thr;
+    return u > 0 && u < 1 && lateral <= thr && norm(p - a) > thr && norm(p - b) > thr && to_ref > thr &&
+           dist(shown_root, true_root) > thr && !where_it_was;
+}
 
-    // The current epoch change: smear (blackout included), arrival, settle (from A).
-    if (c.next > 0) {
-        Epoch& ep = c.epochs[c.next - 1];
-        const double T = ep.mark.time_s;
-        ++ep.frames;
-        ep.last_t = t;
-        const bool post = t - d >= T - kTimeTol;
-        const double to_ref = dist(shown_root, ref);
-        if (!ep.arrived && t - T >= cfg_.smear_window_s - kTimeTol) ep.window_expired = true;
-        if (!ep.arrived && !ep.window_expired) {
-            const double thr = cfg_.smear_threshold_m;
-            const d3 a = D(ep.mark.origin_m), b = D(ep.mark.destination_m), p = D(shown_root);
-            const d3 ab = b - a;
-            const double L2 = dot(ab, ab);
-            if (L2 > 0) {
-                const double u = dot(p - a, ab) / L2;
-                const double lateral = norm(p - (a + ab * u));
-                bool where_it_was = false;
-                for (const vec3& r : ep.before) where_it_was = where_it_was || dist(shown_root, r) <= thr;
-                if (u > 0 && u < 1 && lateral <= thr && norm(p - a) > thr && norm(p - b) > thr && to_ref > thr &&
-                    dist(shown_root, true_root) > thr && !where_it_was)
-                    ++smear_;
-            }
-            if (post && to_ref <= thr) ep.arrived = true;
-        }
-        if (!ep.settled && ep.news <= t + kTimeTol) {
-            if (post && to_ref <= cfg_.settle_radius_m) {
-                if (!ep.run) {
-                    ep.run = true;
-                    ep.run_start = t;
-                }
-                if (t - ep.run_start >= cfg_.settle_hold_s - kTimeTol) {
-                    ep.settled = true;
-                    ep.settle_s = std::max(0.0, ep.run_start - ep.news);
-                }
-            } else {
-                ep.run = false;
-            }
-        }
+// The current epoch change: smear (blackout included), arrival, settle (from A).
+void FidelityAccumulator::follow_epoch(Character& c, double t, double d, vec3 true_root, vec3 shown_root, vec3 ref) {
+    if (c.next == 0) return;
+    Epoch& ep = c.epochs[c.next - 1];
+    const double T = ep.mark.time_s;
+    ++ep.frames;
+    ep.last_t = t;
+    const bool post = t - d >= T - kTimeTol;
+    const double to_ref = dist(shown_root, ref);
+    if (!ep.arrived && t - T >= cfg_.smear_window_s - kTimeTol) ep.window_expired = true;
+    if (!ep.arrived && !ep.window_expired) {
+        if (smeared(ep, shown_root, true_root, to_ref)) ++smear_;
+        if (post && to_ref <= cfg_.smear_threshold_m) ep.arrived = true;
     }
-
-    // Keep the frame for the delayed second differences, then evaluate the one two frames back.
-    Slot& s = c.ring[size_t(c.frames % 5)];
-    s.t = t;
-    s.blackout = blackout;
-    s.jump = jump;
-    s.d.assign(f.displayed.begin(), f.displayed.end());
-    s.g.assign(f.truth_now.begin(), f.truth_now.end());
-    s.gd.assign(f.truth_delayed.begin(), f.truth_delayed.end());
-    if (c.frames >= 2) evaluate(c, c.frames - 2);
-    c.last_t = t;
-    ++c.frames;
-    ++frames_;
-
-    if (blackout) {
-        ++blackout_frames_;
+    if (ep.settled || ep.news > t + kTimeTol) return;
+    if (!(post && to_ref <= cfg_.settle_radius_m)) {
+        ep.run = false;
         return;
     }
-    // Errors.
-    double frame_sum = 0;
-    for (size_t j = 0; j < n; ++j) {
-        const double pe = dist(f.displayed[j], f.truth_now[j]) * 100.0;
-        present_.add(pe);
-        frame_sum += pe;
-        shape_.add(dist(f.displayed[j], f.truth_delayed[j]) * 100.0);
-        rot_.add(rotation_angle_deg(f.displayed_rot[j], f.truth_rot[j]));
+    if (!ep.run) {
+        ep.run = true;
+        ep.run_start = t;
     }
-    delay_sum_ += d;
-    ++counted_frames_;
+    if (t - ep.run_start >= cfg_.settle_hold_s - kTimeTol) {
+        ep.settled = true;
+        ep.settle_s = std::max(0.0, ep.run_start - ep.news);
+    }
+}
 
-    // Error series, one entry per render frame index.
+// The frame's mean error in the series, one entry per render frame index.
+void FidelityAccumulator::add_to_series(double t, double frame_sum, size_t n) {
     const int64_t idx = std::llround(t * cfg_.render_hz);
     size_t i;
     if (series_index_.empty() || idx > series_index_.back()) {
@@ -356,6 +329,49 @@ void FidelityAccumulator::add_frame(int character, const FidelityFrame& f) {
     series_sum_[i] += frame_sum;
     series_n_[i] += int64_t(n);
     series_[i].second = series_sum_[i] / double(series_n_[i]);
+}
+
+void FidelityAccumulator::add_frame(int character, const FidelityFrame& f) {
+    Character& c = checked_character(character, f);
+    const double t = f.time_s, d = f.display_delay_s;
+    const size_t n = f.truth_now.size();
+    const vec3 true_root = f.truth_now[0], shown_root = f.displayed[0];
+    bool jump = false;
+    const bool blackout = advance_epochs(c, t, f.display_epoch, jump);
+
+    // True root history, enough to look up t - d.
+    c.roots.emplace_back(t, true_root);
+    const double keep = std::max(0.0, d) + 1.0;
+    while (c.roots.size() > 2 && c.roots.front().first < t - keep) c.roots.pop_front();
+    follow_epoch(c, t, d, true_root, shown_root, d == 0.0 ? true_root : reference_root(c, t - d));
+
+    // Keep the frame for the delayed second differences, then evaluate the one two frames back.
+    Slot& s = c.ring[size_t(c.frames % 5)];
+    s.t = t;
+    s.blackout = blackout;
+    s.jump = jump;
+    s.d.assign(f.displayed.begin(), f.displayed.end());
+    s.g.assign(f.truth_now.begin(), f.truth_now.end());
+    s.gd.assign(f.truth_delayed.begin(), f.truth_delayed.end());
+    if (c.frames >= 2) evaluate(c, c.frames - 2);
+    c.last_t = t;
+    ++c.frames;
+    ++frames_;
+    if (blackout) {
+        ++blackout_frames_;
+        return;
+    }
+    double frame_sum = 0;
+    for (size_t j = 0; j < n; ++j) {
+        const double pe = dist(f.displayed[j], f.truth_now[j]) * 100.0;
+        present_.add(pe);
+        frame_sum += pe;
+        shape_.add(dist(f.displayed[j], f.truth_delayed[j]) * 100.0);
+        rot_.add(rotation_angle_deg(f.displayed_rot[j], f.truth_rot[j]));
+    }
+    delay_sum_ += d;
+    ++counted_frames_;
+    add_to_series(t, frame_sum, n);
 }
 
 std::vector<double> FidelityAccumulator::epoch_times() const {

@@ -211,6 +211,11 @@ private:
     vec3 reference_root(const Character& c, double t) const;
     void close_epoch(Epoch& e);
     void evaluate(Character& c, int64_t e);  // second differences centred on frame e
+    Character& checked_character(int character, const FidelityFrame& f);
+    bool advance_epochs(Character& c, double t, int display_epoch, bool& jump);  // true: in blackout
+    bool smeared(const Epoch& ep, vec3 shown_root, vec3 true_root, double to_ref) const;
+    void follow_epoch(Character& c, double t, double d, vec3 true_root, vec3 shown_root, vec3 ref);
+    void add_to_series(double t, double frame_sum, size_t n);
 
     FidelityConfig cfg_;
     std::map<int, Character> chars_;
