@@ -131,141 +131,177 @@ std::vector<Gridline> gridlines(const Axis& a, int n) {
     return g;
 }
 
-std::string plot_body(const SvgPlot& p, double y_offset) {
-    const double ml = 70, mr = 170, mt = 36, mb = 50;
-    const double pw = p.width - ml - mr, ph = p.height - mt - mb;
-    auto usable = [&](double x, double y) {
-        return std::isfinite(x) && std::isfinite(y) && (!p.log_x || x > 0) && (!p.log_y || y > 0);
-    };
-    double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
-    for (const auto& s : p.series) {
-        for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-            if (!usable(s.x[i], s.y[i])) continue;
-            x0 = std::min(x0, s.x[i]);
-            x1 = std::max(x1, s.x[i]);
-            y0 = std::min(y0, s.y[i]);
-            y1 = std::max(y1, s.y[i]);
+bool usable(const SvgPlot& p, double x, double y) {
+    return std::isfinite(x) && std::isfinite(y) && (!p.log_x || x > 0) && (!p.log_y || y > 0);
+}
+
+// One panel, drawn from the top: title, shaded bands, frame and gridlines, axis labels, markers,
+// each series with its legend entry, the tick marks, and the legend's other entries.
+class PlotWriter {
+public:
+    PlotWriter(const SvgPlot& p, double y_offset) : p_(p), y0_(y_offset) {
+        pw_ = p.width - ml_ - mr_;
+        ph_ = p.height - mt_ - mb_;
+        double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+        for (const auto& s : p.series)
+            for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+                if (!usable(p, s.x[i], s.y[i])) continue;
+                x0 = std::min(x0, s.x[i]);
+                x1 = std::max(x1, s.x[i]);
+                y0 = std::min(y0, s.y[i]);
+                y1 = std::max(y1, s.y[i]);
+            }
+        ax_ = make_axis(x0, x1, p.log_x, false);
+        ay_ = make_axis(y0, y1, p.log_y, true);
+    }
+
+    std::string write() {
+        o_ += "<text x=\"" + fmt(ml_ + pw_ / 2) + "\" y=\"" + fmt(y0_ + 22) +
+              "\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" + svg_escape(p_.title) + "</text>\n";
+        bands();
+        frame_and_grid();
+        markers();
+        for (const SvgSeries& s : p_.series) series(s);
+        ticks();
+        other_legend();
+        return std::move(o_);
+    }
+
+private:
+    double sx(double x) const { return ml_ + ax_.frac(x) * pw_; }
+    double sy(double y) const { return y0_ + mt_ + ph_ - ay_.frac(y) * ph_; }
+    double legend_y() { return y0_ + mt_ + 10 + 18 * legend_++; }
+    void legend_text(double ly, const std::string& text) {
+        o_ += "<text x=\"" + fmt(ml_ + pw_ + 42) + "\" y=\"" + fmt(ly + 4) + "\" font-size=\"11\">" + svg_escape(text) + "</text>\n";
+    }
+
+    void bands() {
+        std::string out;
+        for (auto [a, b] : p_.shaded) {
+            if (a > b) std::swap(a, b);
+            a = std::max(a, ax_.lo);
+            b = std::min(b, ax_.hi);
+            if (!(a < b)) continue;  // also drops NaN
+            out += "<rect x=\"" + fmt(sx(a)) + "\" y=\"" + fmt(y0_ + mt_) + "\" width=\"" + fmt(sx(b) - sx(a)) + "\" height=\"" + fmt(ph_) +
+                   "\"/>\n";
+        }
+        if (!out.empty()) o_ += "<g class=\"shaded\" fill=\"#e6e6e6\">\n" + out + "</g>\n";
+    }
+
+    void frame_and_grid() {
+        o_ += "<rect x=\"" + fmt(ml_) + "\" y=\"" + fmt(y0_ + mt_) + "\" width=\"" + fmt(pw_) + "\" height=\"" + fmt(ph_) +
+              "\" fill=\"none\" stroke=\"#333\"/>\n";
+        for (const Gridline& g : gridlines(ax_, 8)) {
+            o_ += "<line x1=\"" + fmt(sx(g.v)) + "\" y1=\"" + fmt(y0_ + mt_) + "\" x2=\"" + fmt(sx(g.v)) + "\" y2=\"" + fmt(y0_ + mt_ + ph_) +
+                  "\" stroke=\"" + (g.labelled ? "#ddd" : "#eee") + "\"/>\n";
+            if (g.labelled)
+                o_ += "<text x=\"" + fmt(sx(g.v)) + "\" y=\"" + fmt(y0_ + mt_ + ph_ + 16) + "\" text-anchor=\"middle\" font-size=\"11\">" +
+                      tick_label(g.v) + "</text>\n";
+        }
+        for (const Gridline& g : gridlines(ay_, 6)) {
+            o_ += "<line x1=\"" + fmt(ml_) + "\" y1=\"" + fmt(sy(g.v)) + "\" x2=\"" + fmt(ml_ + pw_) + "\" y2=\"" + fmt(sy(g.v)) +
+                  "\" stroke=\"" + (g.labelled ? "#ddd" : "#eee") + "\"/>\n";
+            if (g.labelled)
+                o_ += "<text x=\"" + fmt(ml_ - 6) + "\" y=\"" + fmt(sy(g.v) + 4) + "\" text-anchor=\"end\" font-size=\"11\">" +
+                      tick_label(g.v) + "</text>\n";
+        }
+        o_ += "<text x=\"" + fmt(ml_ + pw_ / 2) + "\" y=\"" + fmt(y0_ + p_.height - 12) + "\" text-anchor=\"middle\" font-size=\"12\">" +
+              svg_escape(p_.xlabel) + "</text>\n";
+        o_ += "<text transform=\"translate(16," + fmt(y0_ + mt_ + ph_ / 2) + ") rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">" +
+              svg_escape(p_.ylabel) + "</text>\n";
+    }
+
+    void markers() {
+        for (double m : p_.markers) {
+            if (!(m >= ax_.lo && m <= ax_.hi)) continue;
+            o_ += "<line x1=\"" + fmt(sx(m)) + "\" y1=\"" + fmt(y0_ + mt_) + "\" x2=\"" + fmt(sx(m)) + "\" y2=\"" + fmt(y0_ + mt_ + ph_) +
+                  "\" stroke=\"#999\" stroke-dasharray=\"4,3\"/>\n";
         }
     }
-    const Axis ax = make_axis(x0, x1, p.log_x, false), ay = make_axis(y0, y1, p.log_y, true);
-    auto sx = [&](double x) { return ml + ax.frac(x) * pw; };
-    auto sy = [&](double y) { return y_offset + mt + ph - ay.frac(y) * ph; };
-    auto point = [&](double x, double y) { return fmt(sx(x)) + "," + fmt(sy(std::clamp(y, ay.lo, ay.hi))); };
 
-    std::string o;
-    o += "<text x=\"" + fmt(ml + pw / 2) + "\" y=\"" + fmt(y_offset + 22) +
-         "\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" + svg_escape(p.title) + "</text>\n";
-    std::string bands;
-    for (auto [a, b] : p.shaded) {
-        if (a > b) std::swap(a, b);
-        a = std::max(a, ax.lo);
-        b = std::min(b, ax.hi);
-        if (!(a < b)) continue;  // also drops NaN
-        bands += "<rect x=\"" + fmt(sx(a)) + "\" y=\"" + fmt(y_offset + mt) + "\" width=\"" + fmt(sx(b) - sx(a)) +
-                 "\" height=\"" + fmt(ph) + "\"/>\n";
-    }
-    if (!bands.empty()) o += "<g class=\"shaded\" fill=\"#e6e6e6\">\n" + bands + "</g>\n";
-    o += "<rect x=\"" + fmt(ml) + "\" y=\"" + fmt(y_offset + mt) + "\" width=\"" + fmt(pw) + "\" height=\"" + fmt(ph) +
-         "\" fill=\"none\" stroke=\"#333\"/>\n";
-    for (const Gridline& g : gridlines(ax, 8)) {
-        o += "<line x1=\"" + fmt(sx(g.v)) + "\" y1=\"" + fmt(y_offset + mt) + "\" x2=\"" + fmt(sx(g.v)) + "\" y2=\"" +
-             fmt(y_offset + mt + ph) + "\" stroke=\"" + (g.labelled ? "#ddd" : "#eee") + "\"/>\n";
-        if (g.labelled)
-            o += "<text x=\"" + fmt(sx(g.v)) + "\" y=\"" + fmt(y_offset + mt + ph + 16) +
-                 "\" text-anchor=\"middle\" font-size=\"11\">" + tick_label(g.v) + "</text>\n";
-    }
-    for (const Gridline& g : gridlines(ay, 6)) {
-        o += "<line x1=\"" + fmt(ml) + "\" y1=\"" + fmt(sy(g.v)) + "\" x2=\"" + fmt(ml + pw) + "\" y2=\"" + fmt(sy(g.v)) +
-             "\" stroke=\"" + (g.labelled ? "#ddd" : "#eee") + "\"/>\n";
-        if (g.labelled)
-            o += "<text x=\"" + fmt(ml - 6) + "\" y=\"" + fmt(sy(g.v) + 4) + "\" text-anchor=\"end\" font-size=\"11\">" +
-                 tick_label(g.v) + "</text>\n";
-    }
-    o += "<text x=\"" + fmt(ml + pw / 2) + "\" y=\"" + fmt(y_offset + p.height - 12) +
-         "\" text-anchor=\"middle\" font-size=\"12\">" + svg_escape(p.xlabel) + "</text>\n";
-    o += "<text transform=\"translate(16," + fmt(y_offset + mt + ph / 2) +
-         ") rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">" + svg_escape(p.ylabel) + "</text>\n";
-    for (double m : p.markers) {
-        if (!(m >= ax.lo && m <= ax.hi)) continue;
-        o += "<line x1=\"" + fmt(sx(m)) + "\" y1=\"" + fmt(y_offset + mt) + "\" x2=\"" + fmt(sx(m)) + "\" y2=\"" +
-             fmt(y_offset + mt + ph) + "\" stroke=\"#999\" stroke-dasharray=\"4,3\"/>\n";
-    }
-    int legend = 0;
-    auto legend_text = [&](double ly, const std::string& text) {
-        return "<text x=\"" + fmt(ml + pw + 42) + "\" y=\"" + fmt(ly + 4) + "\" font-size=\"11\">" + svg_escape(text) +
-               "</text>\n";
-    };
-    for (size_t k = 0; k < p.series.size(); ++k) {
-        const SvgSeries& s = p.series[k];
+    // Points or a line, the highlighted points drawn large over them, and the legend entry.
+    void series(const SvgSeries& s) {
         const size_t n = std::min(s.x.size(), s.y.size());
         std::vector<bool> big(n, false);
         for (size_t i : s.highlight)
             if (i < n) big[i] = true;
         if (s.points) {
-            o += "<g fill=\"" + s.color + "\">\n";
-            for (size_t i = 0; i < n; ++i) {
-                if (big[i] || !usable(s.x[i], s.y[i])) continue;
-                o += "<circle cx=\"" + fmt(sx(s.x[i])) + "\" cy=\"" + fmt(sy(s.y[i])) + "\" r=\"2.5\"/>\n";
-            }
-            o += "</g>\n";
+            o_ += "<g fill=\"" + s.color + "\">\n";
+            for (size_t i = 0; i < n; ++i)
+                if (!big[i] && usable(p_, s.x[i], s.y[i]))
+                    o_ += "<circle cx=\"" + fmt(sx(s.x[i])) + "\" cy=\"" + fmt(sy(s.y[i])) + "\" r=\"2.5\"/>\n";
+            o_ += "</g>\n";
         } else {
             std::string pts;
             for (size_t i = 0; i < n; ++i)
-                if (usable(s.x[i], s.y[i])) pts += point(s.x[i], s.y[i]) + " ";
-            o += "<polyline fill=\"none\" stroke=\"" + s.color + "\" stroke-width=\"1.6\"" +
-                 (s.dashed ? " stroke-dasharray=\"6,4\"" : "") + " points=\"" + pts + "\"/>\n";
+                if (usable(p_, s.x[i], s.y[i])) pts += fmt(sx(s.x[i])) + "," + fmt(sy(std::clamp(s.y[i], ay_.lo, ay_.hi))) + " ";
+            o_ += "<polyline fill=\"none\" stroke=\"" + s.color + "\" stroke-width=\"1.6\"" + (s.dashed ? " stroke-dasharray=\"6,4\"" : "") +
+                  " points=\"" + pts + "\"/>\n";
         }
         if (std::find(big.begin(), big.end(), true) != big.end()) {
-            o += "<g fill=\"" + s.color + "\" stroke=\"#000\" stroke-width=\"1.2\">\n";
-            for (size_t i = 0; i < n; ++i) {
-                if (!big[i] || !usable(s.x[i], s.y[i])) continue;
-                o += "<circle cx=\"" + fmt(sx(s.x[i])) + "\" cy=\"" + fmt(sy(s.y[i])) + "\" r=\"5\"/>\n";
-            }
-            o += "</g>\n";
+            o_ += "<g fill=\"" + s.color + "\" stroke=\"#000\" stroke-width=\"1.2\">\n";
+            for (size_t i = 0; i < n; ++i)
+                if (big[i] && usable(p_, s.x[i], s.y[i]))
+                    o_ += "<circle cx=\"" + fmt(sx(s.x[i])) + "\" cy=\"" + fmt(sy(s.y[i])) + "\" r=\"5\"/>\n";
+            o_ += "</g>\n";
         }
-        const double ly = y_offset + mt + 10 + 18 * legend++;
+        const double ly = legend_y();
         if (s.points)
-            o += "<circle cx=\"" + fmt(ml + pw + 24) + "\" cy=\"" + fmt(ly) + "\" r=\"4\" fill=\"" + s.color + "\"/>\n";
+            o_ += "<circle cx=\"" + fmt(ml_ + pw_ + 24) + "\" cy=\"" + fmt(ly) + "\" r=\"4\" fill=\"" + s.color + "\"/>\n";
         else
-            o += "<line x1=\"" + fmt(ml + pw + 12) + "\" y1=\"" + fmt(ly) + "\" x2=\"" + fmt(ml + pw + 36) + "\" y2=\"" +
-                 fmt(ly) + "\" stroke=\"" + s.color + "\" stroke-width=\"2\"" +
-                 (s.dashed ? " stroke-dasharray=\"6,4\"" : "") + "/>\n";
-        o += legend_text(ly, s.name);
+            o_ += "<line x1=\"" + fmt(ml_ + pw_ + 12) + "\" y1=\"" + fmt(ly) + "\" x2=\"" + fmt(ml_ + pw_ + 36) + "\" y2=\"" + fmt(ly) +
+                  "\" stroke=\"" + s.color + "\" stroke-width=\"2\"" + (s.dashed ? " stroke-dasharray=\"6,4\"" : "") + "/>\n";
+        legend_text(ly, s.name);
     }
+
     // Tens of thousands of ticks land on a few hundred pixel columns: one mark per column.
-    std::vector<long> cols;
-    for (double t : p.ticks)
-        if (t >= ax.lo && t <= ax.hi) cols.push_back(std::lround(sx(t)));
-    std::sort(cols.begin(), cols.end());
-    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-    const double bottom = y_offset + mt + ph;
-    if (!cols.empty()) {
-        o += "<g class=\"ticks\" stroke=\"#e00\">\n";
+    void ticks() {
+        std::vector<long> cols;
+        for (double t : p_.ticks)
+            if (t >= ax_.lo && t <= ax_.hi) cols.push_back(std::lround(sx(t)));
+        std::sort(cols.begin(), cols.end());
+        cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+        if (cols.empty()) return;
+        const double bottom = y0_ + mt_ + ph_;
+        o_ += "<g class=\"ticks\" stroke=\"#e00\">\n";
         for (long c : cols) {
             const std::string cx = std::to_string(c);
-            o += "<line x1=\"" + cx + "\" y1=\"" + fmt(bottom) + "\" x2=\"" + cx + "\" y2=\"" + fmt(bottom - 7) + "\"/>\n";
+            o_ += "<line x1=\"" + cx + "\" y1=\"" + fmt(bottom) + "\" x2=\"" + cx + "\" y2=\"" + fmt(bottom - 7) + "\"/>\n";
         }
-        o += "</g>\n";
+        o_ += "</g>\n";
     }
-    if (!p.markers.empty() && !p.marker_label.empty()) {
-        const double ly = y_offset + mt + 10 + 18 * legend++;
-        o += "<line x1=\"" + fmt(ml + pw + 12) + "\" y1=\"" + fmt(ly) + "\" x2=\"" + fmt(ml + pw + 36) + "\" y2=\"" + fmt(ly) +
-             "\" stroke=\"#999\" stroke-dasharray=\"4,3\"/>\n";
-        o += legend_text(ly, p.marker_label);
+
+    void other_legend() {
+        const double x = ml_ + pw_;
+        if (!p_.markers.empty() && !p_.marker_label.empty()) {
+            const double ly = legend_y();
+            o_ += "<line x1=\"" + fmt(x + 12) + "\" y1=\"" + fmt(ly) + "\" x2=\"" + fmt(x + 36) + "\" y2=\"" + fmt(ly) +
+                  "\" stroke=\"#999\" stroke-dasharray=\"4,3\"/>\n";
+            legend_text(ly, p_.marker_label);
+        }
+        if (!p_.shaded.empty() && !p_.shaded_label.empty()) {
+            const double ly = legend_y();
+            o_ += "<rect x=\"" + fmt(x + 12) + "\" y=\"" + fmt(ly - 6) + "\" width=\"24\" height=\"12\" fill=\"#e6e6e6\"/>\n";
+            legend_text(ly, p_.shaded_label);
+        }
+        if (!p_.ticks.empty() && !p_.ticks_label.empty()) {
+            const double ly = legend_y();
+            o_ += "<line x1=\"" + fmt(x + 24) + "\" y1=\"" + fmt(ly - 6) + "\" x2=\"" + fmt(x + 24) + "\" y2=\"" + fmt(ly + 6) +
+                  "\" stroke=\"#e00\"/>\n";
+            legend_text(ly, p_.ticks_label);
+        }
     }
-    if (!p.shaded.empty() && !p.shaded_label.empty()) {
-        const double ly = y_offset + mt + 10 + 18 * legend++;
-        o += "<rect x=\"" + fmt(ml + pw + 12) + "\" y=\"" + fmt(ly - 6) + "\" width=\"24\" height=\"12\" fill=\"#e6e6e6\"/>\n";
-        o += legend_text(ly, p.shaded_label);
-    }
-    if (!p.ticks.empty() && !p.ticks_label.empty()) {
-        const double ly = y_offset + mt + 10 + 18 * legend++;
-        o += "<line x1=\"" + fmt(ml + pw + 24) + "\" y1=\"" + fmt(ly - 6) + "\" x2=\"" + fmt(ml + pw + 24) + "\" y2=\"" +
-             fmt(ly + 6) + "\" stroke=\"#e00\"/>\n";
-        o += legend_text(ly, p.ticks_label);
-    }
-    return o;
-}
+
+    const SvgPlot& p_;
+    double y0_;
+    const double ml_ = 70, mr_ = 170, mt_ = 36, mb_ = 50;
+    double pw_ = 0, ph_ = 0;
+    Axis ax_, ay_;
+    int legend_ = 0;
+    std::string o_;
+};
+
+std::string plot_body(const SvgPlot& p, double y_offset) { return PlotWriter(p, y_offset).write(); }
 
 }  // namespace
 
