@@ -139,143 +139,184 @@ void code_full(IO& io, QCharacter& c, const SkeletonPrecision& prec, JointRange 
     }
 }
 
+// The Laplace scales a joint's residuals are coded with: from the baseline's angular and linear
+// accelerations (against the context snapshot), times each quantity's running adaptation.
+struct DeltaScales {
+    float sw, sr, sv, sp;
+    LaplaceModel mw, mr, mp, mv;
+};
+
+struct DeltaAdapt {
+    Adapt aw, ar, ap, av;
+};
+
+DeltaScales delta_scales(const CharacterBaseline& b, size_t j, const JointPrecision& p, vec3 wb, const DeltaAdapt& ad) {
+    const QJoint& bq = b.state->joints[j];
+    const float dt = float(b.age_s);
+    float acc = 0.0f;
+    if (b.context != nullptr && b.context_age_s > 0.0)
+        acc = det::length(wb - dequantize_angular(b.context->joints[j], p)) / float(b.context_age_s);
+    const bool have_ctx = b.context != nullptr;
+    DeltaScales d;
+    d.sw = (have_ctx ? 0.6f + 0.8f * acc * dt / p.ang_step : 4.0f) * ad.aw.factor;
+    d.sr = (have_ctx ? 0.6f + 0.3f * acc * dt * dt / (2.0f * p.rot_step) : 4.0f) * ad.ar.factor;
+    // Positions: the same idea with the baseline's linear acceleration (root and animated joints).
+    float lin_acc = 0.0f;
+    if (have_ctx && b.context_age_s > 0.0 && bq.moved && b.context->joints[j].moved) {
+        const QJoint& cq = b.context->joints[j];
+        lin_acc = det::length(vec3{float(bq.vel[0] - cq.vel[0]), float(bq.vel[1] - cq.vel[1]), float(bq.vel[2] - cq.vel[2])}) * p.vel_step /
+                  float(b.context_age_s);
+    }
+    d.sv = (have_ctx ? 0.6f + 0.8f * lin_acc * dt / p.vel_step : 8.0f) * ad.av.factor;
+    d.sp = (have_ctx ? 0.6f + 0.3f * lin_acc * dt * dt / p.pos_step : 8.0f) * ad.ap.factor;
+    d.mw = laplace_model(d.sw), d.mr = laplace_model(d.sr), d.mp = laplace_model(d.sp), d.mv = laplace_model(d.sv);
+    return d;
+}
+
+// The baseline's values a joint is predicted from: zero where it did not move or scale.
+struct BaseValues {
+    const QJoint& bq;
+    int32_t pos(int k) const { return bq.moved ? bq.pos[k] : 0; }
+    int32_t vel(int k) const { return bq.moved ? bq.vel[k] : 0; }
+    int32_t lscl(int k) const { return bq.scaled ? bq.lscl[k] : 0; }
+    int32_t svl(int k) const { return bq.scaled ? bq.svl[k] : 0; }
+};
+
+// Is everything exactly as predicted? Only meaningful when encoding (the decoder reads the bit).
+bool predicted_exactly(const QJoint& q, const BaseValues& base, const JointPrecision& p, const SkeletonPrecision& prec, vec3 wb, float dt) {
+    const QJoint& bq = base.bq;
+    bool same = std::equal(std::begin(q.ang), std::end(q.ang), std::begin(bq.ang));
+    if (same) {
+        const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wb, dt);
+        int32_t idx[3];
+        const int lp = largest_component(pred);
+        rotation_indices(pred, lp, p, idx);
+        same = q.largest == lp && q.rot[0] == idx[0] && q.rot[1] == idx[1] && q.rot[2] == idx[2];
+    }
+    for (int k = 0; same && q.moved && k < 3; ++k) {
+        const int32_t pv = base.vel(k);
+        const int32_t pp = add_sat(base.pos(k), std::llround(double(base.vel(k)) * p.vel_step / p.pos_step * dt));
+        same = q.vel[k] == pv && q.pos[k] == pp;
+    }
+    for (int k = 0; same && q.scaled && k < 3; ++k) {
+        const int32_t ps = add_sat(base.lscl(k), std::llround(double(base.svl(k)) * prec.svl_step / prec.log_scale_step * dt));
+        same = q.svl[k] == base.svl(k) && q.lscl[k] == ps;
+    }
+    return same;
+}
+
+// Flags: usually as in the baseline.
+template <class IO>
+void code_delta_flags(IO& io, QJoint& q, const QJoint& bq, size_t j) {
+    io.set_category(CodingCost::kFlags);
+    const bool flags_same = io.bit(!(q.moved == bq.moved && q.scaled == bq.scaled), kPSameFlags) == 0;
+    if (flags_same) {
+        q.moved = bq.moved;
+        q.scaled = bq.scaled;
+    } else {
+        q.moved = j == 0 ? true : io.bit(q.moved, kProbOne / 2) != 0;
+        q.scaled = io.bit(q.scaled, kProbOne / 2) != 0;
+    }
+}
+
+// Rotation: trapezoidal integration of the baseline's and the current angular velocity.
+template <class IO>
+void code_delta_rotation(IO& io, QJoint& q, const QJoint& bq, const JointPrecision& p, vec3 wb, float dt, bool unchanged,
+                         const DeltaScales& d, double& sum_r) {
+    const vec3 wc = dequantize_angular(q, p);
+    const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wc, dt);
+    const int lp = largest_component(pred);
+    int32_t idx[3];
+    io.set_category(CodingCost::kRotation);
+    if (unchanged) {
+        q.largest = uint8_t(lp);
+        rotation_indices(pred, lp, p, idx);
+        std::copy(idx, idx + 3, q.rot);
+        return;
+    }
+    if (io.bit(q.largest != lp, kPSameLargest) == 0) q.largest = uint8_t(lp);
+    else q.largest = uint8_t(io.bypass(q.largest, 2));
+    rotation_indices(pred, q.largest, p, idx);
+    const int32_t max_index = int32_t((1u << p.rot_bits) - 1u);
+    for (int k = 0; k < 3; ++k) q.rot[k] = std::clamp(residual(io, q.rot[k], idx[k], d.mr, sum_r), 0, max_index);
+}
+
+// Positions: velocity, then position by the trapezoid; scales the same way.
+template <class IO>
+void code_delta_linear(IO& io, QJoint& q, const BaseValues& base, const JointPrecision& p, const SkeletonPrecision& prec, float dt,
+                       bool unchanged, const DeltaScales& d, double& sum_p, double& sum_v) {
+    io.set_category(CodingCost::kPosition);
+    if (q.moved) {
+        for (int k = 0; k < 3; ++k) q.vel[k] = unchanged ? base.vel(k) : residual(io, q.vel[k], base.vel(k), d.mv, sum_v);
+        for (int k = 0; k < 3; ++k) {
+            const double drift = 0.5 * double(base.vel(k) + q.vel[k]) * p.vel_step / p.pos_step * dt;
+            const int32_t pp = add_sat(base.pos(k), std::llround(unchanged ? double(base.vel(k)) * p.vel_step / p.pos_step * dt : drift));
+            q.pos[k] = unchanged ? pp : residual(io, q.pos[k], pp, d.mp, sum_p);
+        }
+    } else {
+        std::fill(std::begin(q.pos), std::end(q.pos), 0);
+        std::fill(std::begin(q.vel), std::end(q.vel), 0);
+    }
+    if (q.scaled) {
+        for (int k = 0; k < 3; ++k) q.svl[k] = unchanged ? base.svl(k) : residual(io, q.svl[k], base.svl(k), d.mv, sum_v);
+        for (int k = 0; k < 3; ++k) {
+            const double drift = 0.5 * double(base.svl(k) + q.svl[k]) * prec.svl_step / prec.log_scale_step * dt;
+            const int32_t ps = add_sat(base.lscl(k), std::llround(drift));
+            q.lscl[k] = unchanged ? ps : residual(io, q.lscl[k], ps, d.mp, sum_p);
+        }
+    } else {
+        std::fill(std::begin(q.lscl), std::end(q.lscl), 0);
+        std::fill(std::begin(q.svl), std::end(q.svl), 0);
+    }
+}
+
+template <class IO>
+void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, const SkeletonPrecision& prec, DeltaAdapt& ad) {
+    const QJoint& bq = b.state->joints[j];
+    const JointPrecision& p = prec.joints[j];
+    const float dt = float(b.age_s);
+    code_delta_flags(io, q, bq, j);
+    // Expected residual scales from the baseline's angular acceleration.
+    const vec3 wb = dequantize_angular(bq, p);
+    const DeltaScales d = delta_scales(b, j, p, wb, ad);
+    const BaseValues base{bq};
+    // A joint that was still (no angular velocity, and as in the context) usually stays so:
+    // faces, fingers and correctives at rest cost a small fraction of a bit.
+    const bool have_ctx = b.context != nullptr;
+    const bool was_still = bq.ang[0] == 0 && bq.ang[1] == 0 && bq.ang[2] == 0 && (!have_ctx || b.context->joints[j] == bq);
+    const float pz = was_still ? kPStillStays : q.moved ? p_all_zero({&d.mw, &d.mr, &d.mp, &d.mv}, 3) : p_all_zero({&d.mw, &d.mr}, 3);
+    const bool unchanged = io.bit(predicted_exactly(q, base, p, prec, wb, dt) ? 0 : 1, to_p0(pz)) == 0;
+    io.set_category(CodingCost::kAngular);
+    double sum_w = 0, sum_r = 0, sum_p = 0, sum_v = 0;
+    // Angular velocity: predicted as the baseline's. (Extrapolating the baseline's own recent
+    // change, even damped, costs more on the shared clips: that change is stale by then.)
+    if (unchanged) {
+        std::copy(std::begin(bq.ang), std::end(bq.ang), std::begin(q.ang));
+    } else {
+        for (int k = 0; k < 3; ++k) q.ang[k] = residual(io, q.ang[k], bq.ang[k], d.mw, sum_w);
+    }
+    code_delta_rotation(io, q, bq, p, wb, dt, unchanged, d, sum_r);
+    code_delta_linear(io, q, base, p, prec, dt, unchanged, d, sum_p, sum_v);
+    if (unchanged) return;
+    ad.aw.update(sum_w / 3.0, d.sw / ad.aw.factor);
+    ad.ar.update(sum_r / 3.0, d.sr / ad.ar.factor);
+    if (q.moved || q.scaled) {
+        ad.ap.update(sum_p / 3.0, d.sp / ad.ap.factor);
+        ad.av.update(sum_v / 3.0, d.sv / ad.av.factor);
+    }
+}
+
 template <class IO>
 void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const SkeletonPrecision& prec, JointRange range) {
     const QCharacter& base = *b.state;
     c.epoch = base.epoch;
-    const float dt = float(b.age_s);
-    Adapt aw, ar, ap, av;
+    DeltaAdapt ad;
     for (size_t j = range.first; j < range.end(); ++j) {
-        QJoint& q = c.joints[j];
-        const QJoint& bq = base.joints[j];
-        const JointPrecision& p = prec.joints[j];
-        if (b.hold_depth >= 0 && p.depth > b.hold_depth) {
-            q = bq;  // level of detail: held at the baseline on both ends, nothing coded
+        if (b.hold_depth >= 0 && prec.joints[j].depth > b.hold_depth) {
+            c.joints[j] = base.joints[j];  // level of detail: held at the baseline on both ends, nothing coded
             continue;
         }
-        // Flags: usually as in the baseline.
-        io.set_category(CodingCost::kFlags);
-        const bool flags_same = io.bit(!(q.moved == bq.moved && q.scaled == bq.scaled), kPSameFlags) == 0;
-        if (flags_same) {
-            q.moved = bq.moved;
-            q.scaled = bq.scaled;
-        } else {
-            q.moved = j == 0 ? true : io.bit(q.moved, kProbOne / 2) != 0;
-            q.scaled = io.bit(q.scaled, kProbOne / 2) != 0;
-        }
-        // Expected residual scales from the baseline's angular acceleration.
-        const vec3 wb = dequantize_angular(bq, p);
-        float acc = 0.0f;
-        if (b.context != nullptr && b.context_age_s > 0.0)
-            acc = det::length(wb - dequantize_angular(b.context->joints[j], p)) / float(b.context_age_s);
-        const bool have_ctx = b.context != nullptr;
-        const float sw = (have_ctx ? 0.6f + 0.8f * acc * dt / p.ang_step : 4.0f) * aw.factor;
-        const float sr = (have_ctx ? 0.6f + 0.3f * acc * dt * dt / (2.0f * p.rot_step) : 4.0f) * ar.factor;
-        // Positions: the same idea with the baseline's linear acceleration (root and animated joints).
-        float lin_acc = 0.0f;
-        if (have_ctx && b.context_age_s > 0.0 && bq.moved && b.context->joints[j].moved) {
-            const QJoint& cq = b.context->joints[j];
-            lin_acc = det::length(vec3{float(bq.vel[0] - cq.vel[0]), float(bq.vel[1] - cq.vel[1]), float(bq.vel[2] - cq.vel[2])}) *
-                      p.vel_step / float(b.context_age_s);
-        }
-        const float sv = (have_ctx ? 0.6f + 0.8f * lin_acc * dt / p.vel_step : 8.0f) * av.factor;
-        const float sp = (have_ctx ? 0.6f + 0.3f * lin_acc * dt * dt / p.pos_step : 8.0f) * ap.factor;
-        const LaplaceModel mw = laplace_model(sw), mr = laplace_model(sr), mp = laplace_model(sp), mv = laplace_model(sv);
-
-        // Predictions of the base values (rotation prediction needs the current angular velocity,
-        // so it is made after that is coded).
-        const bool base_moved = bq.moved, base_scaled = bq.scaled;
-        auto base_pos = [&](int k) { return base_moved ? bq.pos[k] : 0; };
-        auto base_vel = [&](int k) { return base_moved ? bq.vel[k] : 0; };
-        auto base_lscl = [&](int k) { return base_scaled ? bq.lscl[k] : 0; };
-        auto base_svl = [&](int k) { return base_scaled ? bq.svl[k] : 0; };
-
-        // Is everything exactly as predicted? The encoder finds out by predicting now.
-        int unchanged = 0;
-        {
-            // (Only meaningful when encoding; the decoder reads the bit.)
-            bool same = std::equal(std::begin(q.ang), std::end(q.ang), std::begin(bq.ang));
-            if (same) {
-                const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wb, dt);
-                int32_t idx[3];
-                const int lp = largest_component(pred);
-                rotation_indices(pred, lp, p, idx);
-                same = q.largest == lp && q.rot[0] == idx[0] && q.rot[1] == idx[1] && q.rot[2] == idx[2];
-            }
-            for (int k = 0; same && q.moved && k < 3; ++k) {
-                const int32_t pv = base_vel(k);
-                const int32_t pp = add_sat(base_pos(k), std::llround(double(base_vel(k)) * p.vel_step / p.pos_step * dt));
-                same = q.vel[k] == pv && q.pos[k] == pp;
-            }
-            for (int k = 0; same && q.scaled && k < 3; ++k) {
-                const int32_t ps = add_sat(base_lscl(k), std::llround(double(base_svl(k)) * prec.svl_step / prec.log_scale_step * dt));
-                same = q.svl[k] == base_svl(k) && q.lscl[k] == ps;
-            }
-            unchanged = same ? 1 : 0;
-        }
-        // A joint that was still (no angular velocity, and as in the context) usually stays so:
-        // faces, fingers and correctives at rest cost a small fraction of a bit.
-        const bool was_still = bq.ang[0] == 0 && bq.ang[1] == 0 && bq.ang[2] == 0 && (!have_ctx || b.context->joints[j] == bq);
-        const float pz = was_still ? kPStillStays : q.moved ? p_all_zero({&mw, &mr, &mp, &mv}, 3) : p_all_zero({&mw, &mr}, 3);
-        unchanged = io.bit(unchanged ? 0 : 1, to_p0(pz)) == 0;
-        io.set_category(CodingCost::kAngular);
-        double sum_w = 0, sum_r = 0, sum_p = 0, sum_v = 0;
-        // Angular velocity: predicted as the baseline's. (Extrapolating the baseline's own recent
-        // change, even damped, costs more on the shared clips: that change is stale by then.)
-        if (unchanged) {
-            std::copy(std::begin(bq.ang), std::end(bq.ang), std::begin(q.ang));
-        } else {
-            for (int k = 0; k < 3; ++k) q.ang[k] = residual(io, q.ang[k], bq.ang[k], mw, sum_w);
-        }
-        // Rotation: trapezoidal integration of the baseline's and the current angular velocity.
-        const vec3 wc = dequantize_angular(q, p);
-        const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wc, dt);
-        const int lp = largest_component(pred);
-        int32_t idx[3];
-        io.set_category(CodingCost::kRotation);
-        if (unchanged) {
-            q.largest = uint8_t(lp);
-            rotation_indices(pred, lp, p, idx);
-            std::copy(idx, idx + 3, q.rot);
-        } else {
-            if (io.bit(q.largest != lp, kPSameLargest) == 0) q.largest = uint8_t(lp);
-            else q.largest = uint8_t(io.bypass(q.largest, 2));
-            rotation_indices(pred, q.largest, p, idx);
-            const int32_t max_index = int32_t((1u << p.rot_bits) - 1u);
-            for (int k = 0; k < 3; ++k) q.rot[k] = std::clamp(residual(io, q.rot[k], idx[k], mr, sum_r), 0, max_index);
-        }
-        // Positions: velocity, then position by the trapezoid.
-        io.set_category(CodingCost::kPosition);
-        if (q.moved) {
-            for (int k = 0; k < 3; ++k) q.vel[k] = unchanged ? base_vel(k) : residual(io, q.vel[k], base_vel(k), mv, sum_v);
-            for (int k = 0; k < 3; ++k) {
-                const double drift = 0.5 * double(base_vel(k) + q.vel[k]) * p.vel_step / p.pos_step * dt;
-                const int32_t pp = add_sat(base_pos(k), std::llround(unchanged ? double(base_vel(k)) * p.vel_step / p.pos_step * dt : drift));
-                q.pos[k] = unchanged ? pp : residual(io, q.pos[k], pp, mp, sum_p);
-            }
-        } else {
-            std::fill(std::begin(q.pos), std::end(q.pos), 0);
-            std::fill(std::begin(q.vel), std::end(q.vel), 0);
-        }
-        if (q.scaled) {
-            for (int k = 0; k < 3; ++k) q.svl[k] = unchanged ? base_svl(k) : residual(io, q.svl[k], base_svl(k), mv, sum_v);
-            for (int k = 0; k < 3; ++k) {
-                const double drift = 0.5 * double(base_svl(k) + q.svl[k]) * prec.svl_step / prec.log_scale_step * dt;
-                const int32_t ps = add_sat(base_lscl(k), std::llround(drift));
-                q.lscl[k] = unchanged ? ps : residual(io, q.lscl[k], ps, mp, sum_p);
-            }
-        } else {
-            std::fill(std::begin(q.lscl), std::end(q.lscl), 0);
-            std::fill(std::begin(q.svl), std::end(q.svl), 0);
-        }
-        if (!unchanged) {
-            aw.update(sum_w / 3.0, sw / aw.factor);
-            ar.update(sum_r / 3.0, sr / ar.factor);
-            if (q.moved || q.scaled) {
-                ap.update(sum_p / 3.0, sp / ap.factor);
-                av.update(sum_v / 3.0, sv / av.factor);
-            }
-        }
+        code_delta_joint(io, c.joints[j], b, j, prec, ad);
     }
 }
 
