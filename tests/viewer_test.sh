@@ -38,7 +38,8 @@ if ! "$bin/kinesync-replay" "$work/r.ksrec" --profile broadband --view "$work/vi
     > "$work/replay.log" 2>&1; then
   show_log "$work/replay.log"; fail "kinesync-replay --view failed"
 fi
-for f in index.html viewer.js viewer.css three.min.js OrbitControls.js replay.ksview replay.ksview.js; do
+for f in index.html viewer-state.js viewer-load.js viewer-scene.js viewer-playback.js viewer.js viewer.css three.min.js OrbitControls.js \
+    replay.ksview replay.ksview.js; do
   [ -s "$work/view/$f" ] || fail "the viewer directory lacks $f"
 done
 
