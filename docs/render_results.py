@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Renders docs/RESULTS.md from kinesync-replay's and kinesync-bench's JSON (docs/generate_results.sh
+runs them). Every figure in the page comes from those files; the machine and the commit are read here."""
+import argparse
+import json
+import os
+import platform
+import subprocess
+
+STRATEGY_LEGEND = ('interp/hermite: interpolation 100 ms in the past; extrap: dead reckoning with velocities; '
+                   'deadblend: dead blending into each snapshot; deadblend+sod: the default, extrapolation with a '
+                   'second-order-dynamics (sod) correction; +ahead: the same strategies showing the server\'s look-ahead')
+
+
+def git(*args):
+    try:
+        return subprocess.run(['git', *args], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ''
+
+
+def machine():
+    model = ''
+    try:
+        with open('/proc/cpuinfo') as f:
+            model = next((l.split(':', 1)[1].strip() for l in f if l.startswith('model name')), '')
+    except OSError:
+        pass
+    return '%s, %d cores, %s %s' % (model or platform.processor() or 'unknown CPU', os.cpu_count() or 0, platform.system(),
+                                    platform.release())
+
+
+def fmt(v, digits=3):
+    """3 significant digits, whole numbers from 100 up (no exponents)."""
+    if v is None:
+        return '-'
+    if isinstance(v, int):
+        return str(v)
+    if abs(v) >= 100:
+        return '%.0f' % v
+    if v != 0 and abs(v) < 0.001:
+        return '%.2g' % v
+    return '%.*g' % (digits, v)
+
+
+def replay_section(name, path):
+    with open(path) as f:
+        runs = json.load(f)
+    if isinstance(runs, dict):
+        runs = [runs]
+    out = ['## %s recording' % name.capitalize(), '']
+    first = runs[0]
+    out.append('`%s`: snapshots %s Hz, render %s Hz, network seed %s. Per strategy: present error (cm: mean, p99), '
+               'acceleration ratio (1 = as smooth as the truth), pops, teleport smear frames, settle (ms, mean), '
+               'bytes/s.' % (os.path.basename(first['recording']), fmt(first['snapshot_hz']), fmt(first['render_hz']),
+                             first['seed']))
+    out.append('')
+    for run in runs:
+        p = run['profile']
+        out.append('### %s (%s ms ± %s ms, loss %s %%)' % (p['name'], fmt(p['latency_ms']), fmt(p['jitter_ms']),
+                                                         fmt(100 * p['loss'])))
+        out.append('')
+        out.append('| strategy | present mean | present p99 | accel ratio | pops | smear | settle | bytes/s |')
+        out.append('|---|---|---|---|---|---|---|---|')
+        for r in run['results']:
+            e = r['present_err_cm']
+            out.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
+                r['strategy'], fmt(e['mean']), fmt(e['p99']), fmt(r['accel_rms_ratio']), r['pops'],
+                r['teleport_smear_frames'], fmt(r['teleport_settle_ms']['mean']), fmt(r['bytes_per_s'])))
+        b = run['results'][0].get('blackout_ms', {})
+        out.append('')
+        out.append('Blackout (the network\'s share, left out of the figures): %s ms mean, %s ms max.' % (
+            fmt(b.get('mean')), fmt(b.get('max'))))
+        out.append('')
+    return out
+
+
+def bench_section(path):
+    with open(path) as f:
+        doc = json.load(f)
+    ctx = doc.get('context', {})
+    out = ['## Benchmarks', '',
+           'Google Benchmark, %s build of the benchmark library, %s; times are real time per iteration.' % (
+               ctx.get('library_build_type', '?'), ctx.get('date', '?')), '',
+           '| benchmark | time | unit | counters |', '|---|---|---|---|']
+    for b in doc.get('benchmarks', []):
+        if b.get('run_type') == 'aggregate' and b.get('aggregate_name') != 'median':
+            continue
+        skip = {'name', 'family_index', 'per_family_instance_index', 'run_name', 'run_type', 'repetitions',
+                'repetition_index', 'threads', 'iterations', 'real_time', 'cpu_time', 'time_unit', 'aggregate_name',
+                'aggregate_unit', 'error_occurred', 'error_message', 'label'}
+        counters = ', '.join('%s %s' % (k, fmt(v)) for k, v in b.items() if k not in skip and isinstance(v, (int, float)))
+        out.append('| `%s` | %s | %s | %s |' % (b['name'], fmt(b.get('real_time')), b.get('time_unit', ''), counters))
+    out.append('')
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('--replay', action='append', default=[], help='NAME=replay JSON')
+    ap.add_argument('--bench', help='kinesync-bench JSON')
+    ap.add_argument('--out', required=True)
+    a = ap.parse_args()
+    commit = git('rev-parse', '--short', 'HEAD') or 'unknown'
+    if git('status', '--porcelain', '--untracked-files=no'):
+        commit += ' with local changes'
+    lines = ['# Results', '',
+             'Generated by `docs/generate_results.sh` (do not edit: run it again). Commit %s; machine: %s.' % (commit, machine()),
+             '', 'Recordings: shared CMU clips, 60 s, 4 characters, a teleport about every 7 s and a reset about every 11 s '
+             '(server seed 7); the decisive one changes clip and speed every 1 to 2 s per character. How each figure is '
+             'measured: [FIDELITY.md](FIDELITY.md). Strategies: %s.' % STRATEGY_LEGEND, '']
+    for spec in a.replay:
+        name, path = spec.split('=', 1)
+        lines += replay_section(name, path)
+    if a.bench:
+        lines += bench_section(a.bench)
+    with open(a.out, 'w') as f:
+        f.write('\n'.join(lines).rstrip('\n') + '\n')
+
+
+if __name__ == '__main__':
+    main()
