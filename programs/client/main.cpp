@@ -47,10 +47,7 @@ void add_client_options(CLI::App& app, ClientOptions& o) {
         ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile"}));
     add_network_options(app, o.net);
     app.add_option("--seed", o.seed, "seed of the network simulator")->capture_default_str();
-    app.add_option("--interp-delay", o.rc.interp_delay_s, "interp/hermite display delay, s")->capture_default_str();
-    app.add_option("--blend-time", o.rc.deadblend_blend_s, "deadblend cross-fade time, s")->capture_default_str();
-    app.add_option("--halflife", o.rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
-    add_correction_options(app, o.rc);
+    add_reconstruct_options(app, o.rc);
     app.add_option("--stats-every", o.stats_every, "seconds between stats lines")->capture_default_str();
     app.add_option("--viewpoint", o.viewpoint, "X Y Z (metres): where the bots watch from; the server sends the nearest first")
         ->expected(3);

@@ -38,15 +38,6 @@ void add_output_options(CLI::App& app, ReplayOptions& o) {
         ->capture_default_str()->check(CLI::PositiveNumber);
 }
 
-void add_strategy_options(CLI::App& app, ReplayOptions& o) {
-    ReconstructConfig& rc = o.cfg.reconstruct;
-    app.add_option("--interp-delay", rc.interp_delay_s, "interp/hermite display delay, s")->capture_default_str();
-    app.add_option("--extrap-cap", rc.extrap_cap_s, "constant-velocity extrapolation limit, s")->capture_default_str();
-    app.add_option("--blend-time", rc.deadblend_blend_s, "deadblend cross-fade time, s")->capture_default_str();
-    app.add_option("--halflife", rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
-    add_correction_options(app, rc);
-}
-
 void add_crowd_options(CLI::App& app, ReplayOptions& o) {
     app.add_option("--viewpoint", o.viewpoint,
                    "crowd mode: the client watches from X,Y,Z (metres); priorities follow distance, and the nearest "
@@ -69,7 +60,7 @@ void add_crowd_options(CLI::App& app, ReplayOptions& o) {
 void add_replay_options(CLI::App& app, ReplayOptions& o) {
     add_run_options(app, o);
     add_output_options(app, o);
-    add_strategy_options(app, o);
+    add_reconstruct_options(app, o.cfg.reconstruct);
     add_crowd_options(app, o);
 }
 

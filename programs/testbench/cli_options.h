@@ -55,6 +55,17 @@ inline CLI::Validator host_port_validator() {
         "HOST:PORT");
 }
 
+// Every strategy's settings (kinesync/client/reconstruct_config.h), for the programs that
+// reconstruct: kinesync-client and kinesync-replay.
+inline void add_correction_options(CLI::App& app, ReconstructConfig& rc);
+inline void add_reconstruct_options(CLI::App& app, ReconstructConfig& rc) {
+    app.add_option("--interp-delay", rc.interp_delay_s, "interp/hermite display delay, s")->capture_default_str();
+    app.add_option("--extrap-cap", rc.extrap_cap_s, "constant-velocity extrapolation limit, s")->capture_default_str();
+    app.add_option("--blend-time", rc.deadblend_blend_s, "deadblend cross-fade time, s")->capture_default_str();
+    app.add_option("--halflife", rc.deadblend_halflife_s, "deadblend extrapolation velocity half-life, s")->capture_default_str();
+    add_correction_options(app, rc);
+}
+
 inline void add_correction_options(CLI::App& app, ReconstructConfig& rc) {
     app.add_option("--sod-f", rc.correction_sod.f, "deadblend+sod (dead blending with a second-order-dynamics correction): its frequency f, Hz")->capture_default_str()
         ->check(CLI::Range(0.1f, 100.0f));
