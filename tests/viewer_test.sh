@@ -6,7 +6,8 @@
 # opens the page from disk at a frame where interp visibly lags the truth and checks, from the
 # page's #ks-state JSON (chromium --dump-dom): the page is ready without error, at that frame, and
 # every stream's root for every character matches the replay's JSON "view_roots" within 2 mm (null
-# where the JSON has none), the +ahead strategies among them, with truth and interp more than 1 cm apart. Then takes two screenshots
+# where the JSON has none), the +ahead strategies among them, with truth and interp more than 1 cm apart.
+# Then: opened without a frame it plays; opened before snap's first pop with mark=next it lands on it. Then takes two screenshots
 # (overlay, and side by side) and checks, with tests/support/check_png.py, that neither the page
 # nor its 3D view is blank and that the 3D view shows tinted ghosts.
 set -euo pipefail
@@ -130,7 +131,36 @@ print('page state: ready, frame %d of %d (t = %.3f s), character %d: truth %s, i
          gap * 100, checked, len(roots), len(roots['truth']), worst * 1000))
 EOF
 
-# 4. Screenshots: the overlay, then side by side. The 3D view is the page's top left (the panel is
+# 4. Playing and a pop marker. Opened without a frame the page plays: after the virtual time it
+# is past frame 0. Opened one frame before snap's first pop with mark=next, it stops on that pop
+# (the "mark" button's jump).
+state_of() {  # state_of QUERY OUT: the page's #ks-state JSON
+  if ! timeout 90 "$browser" "${flags[@]}" --dump-dom "file://$work/view/index.html?$1" > "$work/dom2.html" 2>> "$work/chromium.log"; then
+    show_log "$work/chromium.log"; fail "chromium --dump-dom failed or timed out ($1)"
+  fi
+  python3 "$here/support/ks_state.py" "$work/dom2.html" > "$2"
+}
+state_of "character=$character" "$work/state-play.json"
+python3 - "$work/state-play.json" <<'EOF' || fail "the page did not play"
+import json, sys
+s = json.load(open(sys.argv[1]))
+if not s.get('ready') or not s.get('frame', 0) > 0:
+    sys.exit('opened without a frame, the page is at frame %s (ready %s): it did not play' % (s.get('frame'), s.get('ready')))
+print('playing: from frame 0 to frame %d of %d' % (s['frame'], s['frames']))
+EOF
+state_of "frame=0&character=$character&strategies=snap" "$work/state-pops.json"
+first_pop=$(python3 -c 'import json, sys; p = [f for f in json.load(open(sys.argv[1])).get("pops", []) if f > 1]; print(p[0] if p else "")' "$work/state-pops.json")
+[ -n "$first_pop" ] || fail "snap shows no pop for character $character (the marker test needs one)"
+state_of "frame=$((first_pop - 1))&character=$character&strategies=snap&mark=next" "$work/state-mark.json"
+python3 - "$work/state-mark.json" "$first_pop" <<'EOF' || fail "the next-marker jump did not land on the pop"
+import json, sys
+s, want = json.load(open(sys.argv[1])), int(sys.argv[2])
+if s.get('frame') != want or s.get('playing'):
+    sys.exit('mark=next from frame %d: at frame %s (playing %s), the pop is at frame %d' % (want - 1, s.get('frame'), s.get('playing'), want))
+print('pop marker: mark=next from frame %d lands on the pop at frame %d' % (want - 1, want))
+EOF
+
+# 5. Screenshots: the overlay, then side by side. The 3D view is the page's top left (the panel is
 # 340 px wide, the timeline about 175 px tall); the region leaves out the HUD's text.
 shot() {  # shot FILE QUERY-SUFFIX
   if ! timeout 90 "$browser" "${flags[@]}" --screenshot="$1" "$url$2" > /dev/null 2>> "$work/chromium.log" || [ ! -s "$1" ]; then

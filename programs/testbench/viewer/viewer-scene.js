@@ -14,9 +14,17 @@ function writeState() {
       roots[st.name] = chars.map(function (ch, c) { return rootOf(s, c, frame); });
     });
   }
+  // The pop markers of the shown strategies for the selected character (frames, at most 200).
+  var pops = [];
+  if (api.ready) {
+    streams.forEach(function (st) {
+      if (!st.isTruth && st.shown) popsOf(st).forEach(function (t) { pops.push(timeFrame(t)); });
+    });
+    pops.sort(function (a, b) { return a - b; });
+  }
   el.textContent = JSON.stringify({
-    ready: api.ready, error: api.error, frame: api.frame, frames: api.frames,
-    t: api.ready ? frameTime(frame) : null, roots: roots
+    ready: api.ready, error: api.error, frame: api.frame, frames: api.frames, playing: playing,
+    t: api.ready ? frameTime(frame) : null, roots: roots, pops: pops.slice(0, 200)
   });
 }
 

@@ -257,7 +257,10 @@ function applyParams() {
   }
   if (q.has('loop')) loop = on('loop');
   var autoplay = startFrame === null && (!q.has('play') || on('play'));
-  return { frame: startFrame === null ? 0 : startFrame, autoplay: autoplay };
+  // mark=next|prev: once started, jump to the next (previous) marker, as the "mark" buttons do.
+  var mark = q.get('mark') === 'next' ? 1 : q.get('mark') === 'prev' ? -1 : 0;
+  if (q.has('mark') && !mark) notice('mark=' + q.get('mark') + ': use next or prev');
+  return { frame: startFrame === null ? 0 : startFrame, autoplay: autoplay && !mark, mark: mark };
 }
 
 function init(m) {
@@ -305,6 +308,7 @@ function start() {
     window.addEventListener('resize', resize);
     resize();
     applyFrame(frame, true);
+    if (opts.mark) jumpMarker(opts.mark);
     updatePlayButton();
     if (opts.autoplay) play();
   }).catch(fail);
