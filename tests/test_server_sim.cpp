@@ -322,8 +322,8 @@ TEST(ServerSim, BuiltinMotionsLoadByNameAsTheToolTakesThem) {
 }
 
 TEST(ServerSim, AClipOfMoreJointsThanTheWireCarriesIsRefusedAtLoadNamingTheFile) {
-    // A 1100-joint chain: the BVH loader reads it, the server's library refuses it (before, the
-    // first client's handshake threw from build_skeleton_defs and took the server down).
+    // A 1100-joint chain: the BVH loader reads it, the server's library refuses it at load, so no
+    // client's handshake can meet a skeleton the wire cannot carry.
     const std::string path = testing::TempDir() + "/huge-chain.bvh";
     {
         std::ofstream f(path);
