@@ -46,6 +46,15 @@ PoseDiff diff(const Pose& a, const Pose& b) {
     return d;
 }
 
+// A root and one child 1 m above it.
+Skeleton two_joints() {
+    Skeleton s;
+    s.names = {"root", "a"};
+    s.parents = {-1, 0};
+    s.offsets = {{0, 0, 0}, {0, 1, 0}};
+    return s;
+}
+
 }  // namespace
 
 TEST(LookAhead, WithoutADecisionItIsTheFutureTheSimulationReaches) {
@@ -161,10 +170,7 @@ TEST(LookAhead, TheServerLibraryRefusesABadLookAheadNamingIt) {
     StreamServerConfig sc;
     sc.network = false;
     StreamServer server(sc);
-    Skeleton s;
-    s.names = {"root", "a"};
-    s.parents = {-1, 0};
-    s.offsets = {{0, 0, 0}, {0, 1, 0}};
+    const Skeleton s = two_joints();
     const uint16_t c = server.add_character(server.add_skeleton("s", s));
     const Pose p(s);
     try {
@@ -199,10 +205,7 @@ TEST(LookAhead, LiveClientsReceiveTheLookAheadWithItsHorizonAndPlan) {
     sc.port = 0;
     sc.io = IoMode::Pumped;
     StreamServer server(sc);
-    Skeleton s;
-    s.names = {"root", "a"};
-    s.parents = {-1, 0};
-    s.offsets = {{0, 0, 0}, {0, 1, 0}};
+    const Skeleton s = two_joints();
     const uint16_t id = server.add_character(server.add_skeleton("s", s));
     Pose present(s), ahead(s);
     ahead.pos[0].x = 1.0f;
