@@ -74,15 +74,14 @@ flags=(--headless=new --no-sandbox --no-first-run --disable-extensions --hide-sc
 if ! timeout 90 "$browser" "${flags[@]}" --dump-dom "$url" > "$work/dom.html" 2> "$work/chromium.log"; then
   show_log "$work/chromium.log"; fail "chromium --dump-dom failed or timed out"
 fi
-python3 - "$work/dom.html" "$work/r.json" "$frame" "$character" <<'EOF' || fail "the page's state does not match the replay (see above; page: $url)"
-import html, json, math, re, sys
-dom, report, frame, character = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), int(sys.argv[3]), int(sys.argv[4])
+python3 "$here/support/ks_state.py" "$work/dom.html" > "$work/state.json"
+python3 - "$work/state.json" "$work/r.json" "$frame" "$character" <<'EOF' || fail "the page's state does not match the replay (see above; page: $url)"
+import json, math, sys
+state, report, frame, character = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3]), int(sys.argv[4])
 if isinstance(report, list):
     report = next(d for d in report if 'view_roots' in d)
-m = re.search(r'<pre id="ks-state"[^>]*>(.*?)</pre>', dom, re.S)
-if not m or not m.group(1).strip():
+if not state:
     sys.exit('no #ks-state in the page (the viewer did not start)')
-state = json.loads(html.unescape(m.group(1)))
 problems = []
 if state.get('error') is not None:
     problems.append('the page shows an error: %s' % state['error'])

@@ -5,4 +5,4 @@ import re
 import sys
 
 m = re.search(r'<pre id="ks-state"[^>]*>(.*?)</pre>', open(sys.argv[1]).read(), re.S)
-print(html.unescape(m.group(1)) if m else '{}')
+print(html.unescape(m.group(1)) if m and m.group(1).strip() else '{}')
