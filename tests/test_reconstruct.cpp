@@ -178,6 +178,10 @@ TEST(Reconstruct, StrategyNamesRoundTrip) {
             EXPECT_EQ(back, st);
             EXPECT_EQ(uses_look_ahead(st), list == &ahead_strategies()) << strategy_name(st);
             EXPECT_FALSE(uses_look_ahead(base_strategy(st))) << strategy_name(st);
+            EXPECT_EQ(base_strategy(ahead_form(st)), base_strategy(st)) << strategy_name(st);
+            if (uses_look_ahead(st)) {
+                EXPECT_EQ(ahead_form(base_strategy(st)), st) << strategy_name(st);
+            }
         }
     Strategy x;
     EXPECT_FALSE(strategy_from_name("teleportation", x));

@@ -44,6 +44,12 @@ Strategy base_strategy(Strategy s) {
     return s;
 }
 
+Strategy ahead_form(Strategy s) {
+    if (s == Strategy::Hermite) return Strategy::HermiteAhead;
+    if (s == Strategy::DeadBlendSod) return Strategy::DeadBlendSodAhead;
+    return s;
+}
+
 const std::vector<Strategy>& all_strategies() {
     static const std::vector<Strategy> all = {Strategy::Snap, Strategy::Interp, Strategy::Hermite,
                                               Strategy::Extrap, Strategy::DeadBlend, Strategy::DeadBlendSod};

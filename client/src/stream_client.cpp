@@ -342,8 +342,7 @@ void StreamClient::Impl::take_news(double t) {
         if (r.ahead && !e.ahead) {
             // The server supplies a look-ahead: the strategy's "+ahead" form, when it has one.
             ReconstructConfig rc = cfg.reconstruct;
-            if (rc.strategy == Strategy::DeadBlendSod) rc.strategy = Strategy::DeadBlendSodAhead;
-            if (rc.strategy == Strategy::Hermite) rc.strategy = Strategy::HermiteAhead;
+            rc.strategy = ahead_form(rc.strategy);
             e.recon = std::make_unique<CharacterReconstructor>(e.view.skeleton, rc, e.view.metres_per_unit);
             e.ahead = true;
             e.view.strategy = rc.strategy;

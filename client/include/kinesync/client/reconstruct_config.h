@@ -45,6 +45,7 @@ const std::vector<Strategy>& all_strategies();
 const std::vector<Strategy>& ahead_strategies();
 bool uses_look_ahead(Strategy s);
 Strategy base_strategy(Strategy s);  // the strategy without "+ahead"
+Strategy ahead_form(Strategy s);     // its "+ahead" form, or s itself when it has none
 
 struct ReconstructConfig {
     Strategy strategy = Strategy::DeadBlendSod;
