@@ -17,6 +17,7 @@
 #include <kinesync/server/stream_server.h>
 
 #include "server/src/net/server.h"
+#include "tests/support/wait.h"
 
 namespace ks::test {
 
@@ -63,6 +64,8 @@ struct ServerHarness {
     uint16_t port() const { return server->port(); }
     // Clients the server held at its last tick.
     size_t client_count() const { return server->stats().clients.size(); }
+    // The server's counters as of its last tick (stats() once stopped).
+    net::ServerStats live_stats() const { return server->stats().net; }
     // Stops ticking and closes the server (goodbyes sent, recording closed); stats() is final then.
     void stop() {
         if (!ticker.joinable()) return;
@@ -91,6 +94,8 @@ struct UdpClient {
         server = {asio::ip::make_address("127.0.0.1"), port};
     }
     double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+    // Moves the client's clock (its session's time) `seconds` ahead, e.g. past a timeout.
+    void skip(double seconds) { t0 -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds)); }
     void send_raw(std::span<const uint8_t> bytes) {
         asio::error_code ec;
         socket.send_to(asio::buffer(bytes.data(), bytes.size()), server, 0, ec);
@@ -118,14 +123,8 @@ struct UdpClient {
     }
     // Pumps until pred() or timeout (seconds).
     template <class Pred>
-    bool run_until(Pred pred, double timeout_s, std::vector<std::vector<uint8_t>>* sent_log = nullptr) {
-        const double end = now() + timeout_s;
-        while (now() < end) {
-            pump(sent_log);
-            if (pred()) return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        }
-        return pred();
+    bool run_until(Pred pred, double timeout_s = kDeadlineS, std::vector<std::vector<uint8_t>>* sent_log = nullptr) {
+        return wait_until(pred, [&] { pump(sent_log); }, timeout_s);
     }
 };
 
