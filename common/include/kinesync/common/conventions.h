@@ -13,6 +13,7 @@
 // velocities the permuted components. A kform chain converts joint by joint, local or global alike.
 
 #include <kinesync/common/anim/pose.h>
+#include <kinesync/common/errors.h>
 #include <kinesync/common/math/kform.h>
 
 namespace ks {

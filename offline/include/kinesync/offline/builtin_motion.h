@@ -7,6 +7,7 @@
 // root is exactly periodic (last frame == first frame); the hips travel (walk, run, turn) with a
 // constant velocity in the character's own frame, i.e. they loop in "accumulate" root mode.
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 

@@ -20,6 +20,7 @@
 // side-view figure: its frame number and time (labels move down up to three tiers to stay apart;
 // a label that still has no room is left out, e.g. with --every 1). Both views are groups <g class="view" id="side-view"> / id="top-view">.
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 

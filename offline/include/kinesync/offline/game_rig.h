@@ -13,6 +13,7 @@
 // Limbs are found by name (hand/wrist, head; left/right by prefix or word): a body without them
 // is refused with std::invalid_argument naming what is missing.
 
+#include <stdexcept>
 #include <string>
 
 #include <kinesync/common/anim/clip.h>

@@ -5,6 +5,7 @@
 // kinesync-replay.
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>

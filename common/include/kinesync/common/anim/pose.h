@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <kinesync/common/anim/skeleton.h>
+#include <kinesync/common/errors.h>
 #include <kinesync/common/math/kform.h>
 
 namespace ks {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <kinesync/common/errors.h>
 #include <kinesync/common/math/vec3.h>
 
 namespace ks {

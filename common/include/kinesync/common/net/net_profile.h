@@ -3,6 +3,7 @@
 // replay's test conditions and StreamClientConfig::simulate's development aid.
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
