@@ -2,9 +2,11 @@
 # kinesync as a game's project uses it.
 #   install: `cmake --install` the build to a scratch prefix, then check what a consumer gets (only
 #     public headers, each compiling alone as C++17 or C99 with nothing private, Asio, FlatBuffers
-#     or spdlog in them; the headers the client's header pulls, under a bound; libkinesync with a
-#     SONAME exporting only ks_*), build a C++ and a C program with `pkg-config --cflags --libs`
-#     alone, and a separate project with find_package.
+#     or spdlog in them, declaring the exceptions they promise (headers_test.sh); the headers the
+#     client's header pulls, under a bound; libkinesync with a SONAME exporting only ks_*), run
+#     the installed programs from the prefix, build C++ programs (one on kinesync::offline) and a C
+#     program with `pkg-config --cflags --libs` alone and run them, all without LD_LIBRARY_PATH,
+#     and build a separate project with find_package.
 #   subdirectory: the same project includes the source tree with add_subdirectory (libraries
 #     only: no programs, tests or benchmarks, and none of their dependencies).
 # Either way the consumer builds the examples and the C API test and runs them over loopback.
@@ -44,19 +46,47 @@ check_installed() {
   [ ! -s "$work/exports.txt" ] || { head "$work/exports.txt"; fail "libkinesync exports more than ks_*"; }
 }
 
+# Run as from a fresh shell: nothing in LD_LIBRARY_PATH.
+bare() { env -u LD_LIBRARY_PATH "$@"; }
+
+# The installed programs and libkinesync find the prefix's libraries from where they are (run
+# paths $ORIGIN/../lib and $ORIGIN): each program answers --version from the prefix.
+check_run_paths() {
+  local p="$1" version prog out
+  version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
+  readelf -d "$p/lib/libkinesync.so" | grep -q 'RUNPATH.*\[\$ORIGIN\]' || fail "libkinesync.so has no run path \$ORIGIN"
+  for prog in "$p"/bin/*; do
+    readelf -d "$prog" | grep -q 'RUNPATH.*\[\$ORIGIN/\.\./lib\]' || fail "$(basename "$prog") has no run path \$ORIGIN/../lib"
+    out=$(bare "$prog" --version) || fail "$prog --version"
+    [ "$out" = "$(basename "$prog") $version" ] || fail "$prog --version says '$out'"
+  done
+  echo "installed programs run from $p/bin without LD_LIBRARY_PATH: $(ls "$p/bin" | tr '\n' ' ')"
+}
+
 case "$mode" in
   install)
     cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
     check_installed "$work/prefix"
+    check_run_paths "$work/prefix"
     export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
-    # C++ with the flags kinesync.pc gives, nothing else.
+    # C++ with the flags kinesync.pc gives, nothing else: a client and server, and the example game
+    # server on the built-in walk (kinesync::offline's builtin_clip).
     ${CXX:-c++} "$src/tests/package/main.cpp" $(pkg-config --cflags --libs kinesync) -o "$work/consumer-pc"
-    "$work/consumer-pc"
-    # C with the flags kinesync-c.pc gives (-lm is the test's own); LD_LIBRARY_PATH stands in for
-    # a standard prefix's loader cache.
+    bare "$work/consumer-pc"
+    ${CXX:-c++} "$src/examples/game_server.cpp" $(pkg-config --cflags --libs kinesync) -o "$work/game-server-pc"
+    bare "$work/game-server-pc" --port 0 --seconds 0.5 > "$work/game-server-pc.log" 2>&1 || { cat "$work/game-server-pc.log"; fail "game_server built with pkg-config"; }
+    grep -Eq '^streamed [1-9][0-9]* ticks' "$work/game-server-pc.log" || { cat "$work/game-server-pc.log"; fail "game_server built with pkg-config did not stream"; }
+    # C with the flags kinesync-c.pc gives (-lm is the test's own): its run path finds libkinesync.
     ${CC:-cc} -std=c99 -Wall -Wextra -Werror "$src/tests/capi/capi_test.c" $(pkg-config --cflags --libs kinesync-c) -lm -o "$work/capi-pc"
-    LD_LIBRARY_PATH="$work/prefix/lib" "$work/capi-pc" > "$work/capi-pc.log" || { cat "$work/capi-pc.log"; fail "the C program built with pkg-config"; }
-    echo "C and C++ programs built with pkg-config --cflags --libs alone run"
+    bare "$work/capi-pc" > "$work/capi-pc.log" 2>&1 || { cat "$work/capi-pc.log"; fail "the C program built with pkg-config"; }
+    # Shipped: libkinesync.so.0 beside the program, found through $ORIGIN (the README's line).
+    mkdir -p "$work/shipped"
+    ${CC:-cc} -std=c99 -Wall -Wextra -Werror "$src/tests/capi/capi_test.c" $(pkg-config --cflags --libs-only-L --libs-only-l kinesync-c) \
+      -Wl,-rpath,'$ORIGIN' -lm -o "$work/shipped/capi"
+    cp "$work/prefix/lib/libkinesync.so.0" "$work/shipped/"
+    bare "$work/shipped/capi" > "$work/shipped/capi.log" 2>&1 || { cat "$work/shipped/capi.log"; fail "the C program with libkinesync.so.0 beside it"; }
+    readelf -d "$work/shipped/capi" | grep -q 'RUNPATH.*\[\$ORIGIN\]' || fail "the shipped program's run path is not \$ORIGIN alone"
+    echo "C and C++ programs built with pkg-config --cflags --libs alone run without LD_LIBRARY_PATH"
     cmake -S "$src/tests/package" -B "$work/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release "${consumer_args[@]}" \
       -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log"
     ;;
