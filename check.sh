@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The one command: set up (Debian packages), build, and run the whole test suite, then the same
-# suite again under AddressSanitizer + UndefinedBehaviorSanitizer, then three fuzz targets briefly.
+# The one command: set up (Debian packages), build, and run the whole test suite with the machine
+# made busy (a busy loop per core beside the tests: CI's 2-core machines are often loaded), then the
+# same suite under AddressSanitizer + UndefinedBehaviorSanitizer and every benchmark once in a
+# smoke run there, then three fuzz targets briefly.
 #   ./check.sh            everything
 #   ./check.sh --no-setup skip the apt-get step (packages already installed)
 #   ./check.sh --fast     skip the sanitizer build and the fuzzing
@@ -22,16 +24,27 @@ jobs=$(nproc 2>/dev/null || echo 2)
 echo "== build (Release, -Wall -Wextra -Werror) =="
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$jobs"
-echo "== tests =="
+echo "== tests (with a busy loop per core beside them) =="
+busy=()
+for _ in $(seq "$jobs"); do (while :; do :; done) & busy+=($!); done
+trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
 ctest --test-dir build --output-on-failure -j "$jobs"
+kill "${busy[@]}" 2>/dev/null || true
+trap - EXIT
 
 if [ "$sanitize" = 1 ]; then
   echo "== build (Debug + AddressSanitizer + UndefinedBehaviorSanitizer) =="
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKS_SANITIZE=ON -DKS_BUILD_BENCH=OFF
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKS_SANITIZE=ON -DKS_BUILD_BENCH=ON
   cmake --build build-asan -j "$jobs"
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   echo "== tests under sanitizers =="
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$jobs"
+  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+  # Every benchmark once, briefly (KS_BENCH_SMOKE: fixed-length ones shortened; figures meaningless):
+  # a benchmark that crashes or trips a sanitizer fails the check.
+  echo "== benchmarks, smoke run under sanitizers =="
+  KS_BENCH_SMOKE=1 ./build-asan/kinesync-bench --benchmark_min_time=0.001 --benchmark_format=json \
+    --benchmark_out=build-asan/bench-smoke.json > build-asan/bench-smoke.log
+  echo "$(grep -c '"name"' build-asan/bench-smoke.json) benchmarks ran"
 fi
 if [ "$sanitize" = 1 ]; then
   # libFuzzer (clang) for a bounded time: the datagram decoder, the server's whole datagram

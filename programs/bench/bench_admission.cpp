@@ -22,8 +22,8 @@ struct Bench {
     Key key = random_key();
     Roster roster;
     asio::io_context io;
-    std::unique_ptr<Server> server;
     size_t replies = 0;
+    std::unique_ptr<Server> server;  // last: its destructor still calls the transport, which counts replies
     Bench() {
         if (!spdlog::get("server")) spdlog::register_logger(std::make_shared<spdlog::logger>("server", std::make_shared<spdlog::sinks::null_sink_mt>()));
         ServerConfig sc;

@@ -12,6 +12,7 @@
 #include <kinesync/offline/game_rig.h>
 #include <kinesync/offline/looping.h>
 #include <kinesync/offline/bvh.h>
+#include "programs/bench/bench_smoke.h"
 #include "tests/support/codec_sim.h"
 
 using namespace ks;
@@ -123,11 +124,11 @@ BENCHMARK_CAPTURE(BM_DecodeDelta, walk, std::string("walk"));
 BENCHMARK_CAPTURE(BM_DecodeDelta, dance, std::string("dance"));
 BENCHMARK_CAPTURE(BM_EncodeDelta, stress_rig_1000, std::string("stress"));
 BENCHMARK_CAPTURE(BM_DecodeDelta, stress_rig_1000, std::string("stress"));
-BENCHMARK_CAPTURE(BM_Figures, codec_abs_walk_30hz, std::string("walk"), false, 30.0f)->Iterations(1000);
-BENCHMARK_CAPTURE(BM_Figures, codec_abs_dance_30hz, std::string("dance"), false, 30.0f)->Iterations(1000);
-BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_20hz, std::string("walk"), true, 20.0f)->Iterations(1000);
-BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_30hz, std::string("walk"), true, 30.0f)->Iterations(1000);
-BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_60hz, std::string("walk"), true, 60.0f)->Iterations(1000);
-BENCHMARK_CAPTURE(BM_Figures, codec_delta_dance_20hz, std::string("dance"), true, 20.0f)->Iterations(1000);
-BENCHMARK_CAPTURE(BM_Figures, codec_delta_dance_30hz, std::string("dance"), true, 30.0f)->Iterations(1000);
-BENCHMARK_CAPTURE(BM_Figures, codec_delta_dance_60hz, std::string("dance"), true, 60.0f)->Iterations(1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_abs_walk_30hz, std::string("walk"), false, 30.0f)->Iterations(bench_smoke() ? 1 : 1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_abs_dance_30hz, std::string("dance"), false, 30.0f)->Iterations(bench_smoke() ? 1 : 1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_20hz, std::string("walk"), true, 20.0f)->Iterations(bench_smoke() ? 1 : 1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_30hz, std::string("walk"), true, 30.0f)->Iterations(bench_smoke() ? 1 : 1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_60hz, std::string("walk"), true, 60.0f)->Iterations(bench_smoke() ? 1 : 1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_dance_20hz, std::string("dance"), true, 20.0f)->Iterations(bench_smoke() ? 1 : 1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_dance_30hz, std::string("dance"), true, 30.0f)->Iterations(bench_smoke() ? 1 : 1000);
+BENCHMARK_CAPTURE(BM_Figures, codec_delta_dance_60hz, std::string("dance"), true, 60.0f)->Iterations(bench_smoke() ? 1 : 1000);
