@@ -248,13 +248,21 @@ TEST(Protocol, SnapshotAckPingPongDisconnectEventsRoundTrip) {
     const DecodedPacket ping = decode_ok(build_ping(kHeader, 0xFFFFFFFFFFFFFFFFull, 0xFFFFFFFFu));
     EXPECT_EQ(ping.message<wire::Ping>()->client_time_us(), 0xFFFFFFFFFFFFFFFFull);
     EXPECT_EQ(ping.message<wire::Ping>()->ping_id(), 0xFFFFFFFFu);
-    const DecodedPacket pong = decode_ok(build_pong(kHeader, 12, 34, 56, 78));
+    const DecodedPacket pong = decode_ok(build_pong(kHeader, 12, 34, 56, 78, 90, 11));
     const auto* p = pong.message<wire::Pong>();
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(p->client_time_us(), 12u);
     EXPECT_EQ(p->ping_id(), 34u);
     EXPECT_EQ(p->server_time_us(), 56u);
     EXPECT_EQ(p->server_tick(), 78u);
+    EXPECT_EQ(p->server_clock_us(), 90u);
+    EXPECT_EQ(p->held_us(), 11u);
+    const Bytes echo_bytes = build_ping(kHeader, 1, 2, 0xFFFFFFFFFFFFFFFFull, 7);
+    const DecodedPacket echo_packet = decode_ok(echo_bytes);
+    const auto* echo = echo_packet.message<wire::Ping>();
+    ASSERT_NE(echo, nullptr);
+    EXPECT_EQ(echo->echo_server_clock_us(), 0xFFFFFFFFFFFFFFFFull);
+    EXPECT_EQ(echo->echo_held_us(), 7u);
 
     const std::string reason(kMaxReasonBytes, 'r');
     const DecodedPacket disc = decode_ok(build_disconnect(kHeader, reason));
@@ -512,8 +520,8 @@ TEST(Protocol, PerPacketOverhead) {
     const size_t ack0 = build_ack(kHeader, ~0u, {}).size();
     const uint32_t one_id = 5;
     const size_t ack1 = build_ack(kHeader, ~0u, std::span(&one_id, 1)).size();
-    const size_t ping = build_ping(kHeader, ~0ull, ~0u).size();
-    const size_t pong = build_pong(kHeader, ~0ull, ~0u, ~0ull, ~0u).size();
+    const size_t ping = build_ping(kHeader, ~0ull, ~0u, ~0ull, ~0ull).size();
+    const size_t pong = build_pong(kHeader, ~0ull, ~0u, ~0ull, ~0u, ~0ull, ~0ull).size();
     test::record_figure("protocol packet bytes (accept)", double(accept));
     test::record_figure("protocol packet bytes (ack, no reliable ids)", double(ack0));
     test::record_figure("protocol packet bytes (ack, 1 reliable id)", double(ack1));
@@ -522,8 +530,8 @@ TEST(Protocol, PerPacketOverhead) {
     EXPECT_LE(accept, 88u);
     EXPECT_LE(ack0, 60u);
     EXPECT_LE(ack1, 72u);
-    EXPECT_LE(ping, 72u);
-    EXPECT_LE(pong, 88u);
+    EXPECT_LE(ping, 88u);
+    EXPECT_LE(pong, 104u);
     for (const Bytes& b : sample_packets())
         EXPECT_GE(b.size(), decode_ok(b).type == MessageType::Snapshot ? kSnapshotHeaderBytes : kMinPacketBytes);
 }

@@ -9,7 +9,7 @@ namespace {
 std::vector<net::ClientReport> fake_clients(size_t n) {
     std::vector<net::ClientReport> out;
     for (size_t i = 0; i < n; ++i)
-        out.push_back({uint32_t(i + 1), "127.0.0.1:" + std::to_string(50000 + i), 20000.0, 12.0, 1000 + i});
+        out.push_back({uint32_t(i + 1), "127.0.0.1:" + std::to_string(50000 + i), 20000.0, 12.0, 1000 + i, 0});
     return out;
 }
 const ServerStatsFigures kFigures{123456, 8, 310.0, 920.0, 2, 1, 0};
@@ -38,8 +38,8 @@ TEST(StatsLine, SummarisesPerClientFiguresAsMinMeanMax) {
                          "missed ticks 2 | malformed 1 | refused 0 | ", 0), 0u)
         << line;
     EXPECT_NE(line.find("out 125250.0 kB/s, per client min/mean/max 1.0/250.5/500.0 kB/s"), std::string::npos) << line;
-    EXPECT_NE(line.find("rtt min/mean/max 0/"), std::string::npos) << line;
-    EXPECT_NE(line.find("/100 ms"), std::string::npos) << line;
+    EXPECT_NE(line.find("rtt min/mean/max 0.0/"), std::string::npos) << line;
+    EXPECT_NE(line.find("/100.0 ms"), std::string::npos) << line;
 }
 
 TEST(StatsLine, NoClientsNoPerClientPart) {
@@ -50,8 +50,8 @@ TEST(StatsLine, NoClientsNoPerClientPart) {
 }
 
 TEST(StatsLine, ClientDetailLineNamesTheClient) {
-    const std::string line = client_stats_line({7, "10.0.0.2:5000", 31500.0, 48.4, 900});
-    EXPECT_EQ(line, "client 7 (10.0.0.2:5000): 31.5 kB/s, rtt 48 ms, 900 snapshots sent");
+    const std::string line = client_stats_line({7, "10.0.0.2:5000", 31500.0, 48.4, 900, 0});
+    EXPECT_EQ(line, "client 7 (10.0.0.2:5000): 31.5 kB/s, rtt 48.4 ms, 900 snapshots sent");
 }
 
 TEST(StatsLine, MalformedDatagramsAreBrokenDownByReasonMostFrequentFirst) {

@@ -148,7 +148,9 @@ void ClientSession::update(double now_s) {
                 last_ping_ = now_s;
                 const uint64_t t_us = uint64_t(now_s * 1e6);
                 const uint32_t id = next_ping_id_++;
-                send([&](const PacketHeader& h) { return build_ping(h, t_us, id); });
+                const uint64_t echo = pong_server_clock_us_;
+                const uint64_t held_us = echo ? uint64_t(std::max(0.0, now_s - pong_arrived_s_) * 1e6) : 0;
+                send([&](const PacketHeader& h) { return build_ping(h, t_us, id, echo, held_us); });
             }
             break;
         default:
@@ -361,13 +363,20 @@ void ClientSession::count_snapshot(uint32_t tick) {
 void ClientSession::on_pong(const DecodedPacket& p, double now_s) {
     const auto* m = p.message<wire::Pong>();
     const double sent = double(m->client_time_us()) * 1e-6;
-    const double rtt = now_s - sent;
-    if (rtt < 0 || rtt > 10) return;
+    // The network's round trip: without the time the server held our Ping (as the server's own
+    // measure leaves out how long we hold its Pong).
+    const double held = double(m->held_us()) * 1e-6;
+    const double rtt = now_s - sent - held;
+    if (rtt < 0 || rtt > 10 || !(held >= 0 && held < 10)) return;
+    if (m->server_clock_us() != 0) {
+        pong_server_clock_us_ = m->server_clock_us();
+        pong_arrived_s_ = now_s;
+    }
     rtt_ms_ = rtt_ms_ == 0 ? rtt * 1000.0 : 0.8 * rtt_ms_ + 200.0 * rtt;
-    // Server time at our local midpoint; keep the least-delayed recent estimates (within 10 % of
-    // the mean round trip, or half a millisecond: on a LAN or loopback the round trip's own jitter
-    // is larger than 10 % of it, and would keep the first estimate for good).
-    const double offset = double(m->server_time_us()) * 1e-6 - (sent + 0.5 * rtt);
+    // The server answered at our sent + rtt / 2 + held; keep the least-delayed recent estimates
+    // (within 10 % of the mean round trip, or half a millisecond: on a LAN or loopback the round
+    // trip's own jitter is larger than 10 % of it, and would keep the first estimate for good).
+    const double offset = double(m->server_time_us()) * 1e-6 - (sent + 0.5 * rtt + held);
     if (!clock_valid_ || rtt * 1000.0 <= rtt_ms_ * 1.1 + 0.5) {
         clock_offset_s_ = clock_valid_ ? 0.7 * clock_offset_s_ + 0.3 * offset : offset;
         clock_valid_ = true;

@@ -176,6 +176,8 @@ private:
     // Time sync.
     uint32_t next_ping_id_ = 1;
     double rtt_ms_ = 0;
+    uint64_t pong_server_clock_us_ = 0;  // the newest Pong's server clock, echoed in the next Ping
+    double pong_arrived_s_ = 0;          // and when it arrived
     double clock_offset_s_ = 0;  // server time (s) - local time (s)
     bool clock_valid_ = false;
     double tick_base_local_ = 0;  // local time at which the server was at tick_base_tick_

@@ -16,7 +16,7 @@
 #include "client/src/reconstruct.h"
 #include "client/src/render_clock.h"
 #include "client/src/session.h"
-#include "client/src/timed_receive.h"
+#include "common/src/net/timed_receive.h"
 #include "common/src/netsim/netsim.h"
 #include "common/src/util/refusal_text.h"
 #include <kinesync/common/anim/ops_fk.h>
@@ -95,7 +95,7 @@ struct StreamClient::Impl {
         const uint32_t server_ip = server.address().to_v4().to_uint();
         TimedDatagram d;
         while (receive_timed(socket.native_handle(), buf.data(), buf.size(), d)) {
-            if (d.from_ip != server_ip || d.from_port != server.port()) continue;  // only the server speaks to us
+            if (d.from_ipv4() != server_ip || d.from_port() != server.port()) continue;  // only the server speaks to us
             const double arrived = std::min(t, now()) - d.age_s;  // when the kernel had it, not when we read it
             if (link) link->down.send(arrived, std::vector<uint8_t>(buf.begin(), buf.begin() + std::ptrdiff_t(d.size)));
             else session.on_datagram(std::span<const uint8_t>(buf.data(), d.size), arrived);

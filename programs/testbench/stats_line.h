@@ -45,7 +45,9 @@ inline std::string malformed_reasons_text(const std::array<uint64_t, size_t(net:
 // "WHEN: tick T | clients N | characters C | tick time p50 X us p99 Y us | missed ticks M |
 // malformed A (REASON a1, REASON a2) | refused B [| dropped: tokens t, unauthenticated u, forged f,
 // replayed r, over rate o, admission limits a] | out TOTAL kB/s, per client min/mean/max a/b/c kB/s | rtt min/mean/max
-// d/e/f ms" (the last two parts only when a client is connected).
+// d/e/f ms" (the last two parts only when a client is connected). Bytes are wire bytes, as the
+// budget counts them (UDP payload + 28 bytes of IPv4/UDP headers); rtt is measured as the clients
+// measure theirs (net::ClientReport).
 inline std::string stats_summary_line(std::string_view when, const ServerStatsFigures& f,
                                       const std::vector<net::ClientReport>& clients) {
     const std::string reasons = f.malformed ? malformed_reasons_text(f.malformed_by_reason) : std::string();
@@ -68,14 +70,14 @@ inline std::string stats_summary_line(std::string_view when, const ServerStatsFi
         rtt_sum += c.rtt_ms;
     }
     const double n = double(clients.size());
-    line += fmt::format(" | out {:.1f} kB/s, per client min/mean/max {:.1f}/{:.1f}/{:.1f} kB/s | rtt min/mean/max {:.0f}/{:.0f}/{:.0f} ms",
+    line += fmt::format(" | out {:.1f} kB/s, per client min/mean/max {:.1f}/{:.1f}/{:.1f} kB/s | rtt min/mean/max {:.1f}/{:.1f}/{:.1f} ms",
                         bps_sum / 1000.0, bps_min / 1000.0, bps_sum / n / 1000.0, bps_max / 1000.0, rtt_min, rtt_sum / n, rtt_max);
     return line;
 }
 
 // One client's figures, for the debug log: "client ID (ENDPOINT): X kB/s, rtt Y ms, N snapshots sent".
 inline std::string client_stats_line(const net::ClientReport& c) {
-    return fmt::format("client {} ({}): {:.1f} kB/s, rtt {:.0f} ms, {} snapshots sent", c.id, c.endpoint, c.bytes_per_s / 1000.0,
+    return fmt::format("client {} ({}): {:.1f} kB/s, rtt {:.1f} ms, {} snapshots sent", c.id, c.endpoint, c.bytes_per_s / 1000.0,
                        c.rtt_ms, c.snapshots_sent);
 }
 

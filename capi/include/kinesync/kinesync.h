@@ -81,7 +81,7 @@ typedef struct ks_server_config {
     int network;             /* 1; 0: no socket (an offline run that only records) */
     float tick_hz;           /* 60 */
     float snapshot_hz;       /* 30 */
-    float bandwidth_bps;     /* 256000, per client */
+    float bandwidth_bps;     /* 256000, per client, wire bits (UDP payload + IPv4/UDP headers) */
     int max_clients;         /* 32 */
     double timeout_s;        /* 5 */
     ks_io_mode io;           /* KS_IO_OWN_THREAD */

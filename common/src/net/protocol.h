@@ -32,6 +32,9 @@ constexpr uint16_t kProtocolVersion = uint16_t(wire::ProtocolVersion::Current);
 static_assert(kProtocolId == 0x4B53594E);
 
 constexpr size_t kMaxDatagram = 1200;  // UDP payload bytes, never exceeded
+// What a datagram costs on the link beyond its UDP payload: the IPv4 (20) and UDP (8) headers.
+// Budgets and byte rates count wire bytes: payload plus these.
+constexpr size_t kIpUdpHeaderBytes = 28;
 // Snapshot datagrams are not FlatBuffers: a 20-byte raw header (little-endian: magic "KSNP",
 // version u16, sequence u16, ack u16, ack_bits u32, tick u32, part u8, part_count u8) and the
 // codec's payload. The magic cannot begin a FlatBuffers packet (its first word is a root offset
@@ -132,9 +135,11 @@ std::vector<uint8_t> build_skeleton_defs(const PacketHeader& h, uint32_t message
 std::vector<uint8_t> build_snapshot(const PacketHeader& h, uint32_t tick, uint8_t part, uint8_t part_count,
                                     std::span<const uint8_t> data);
 std::vector<uint8_t> build_ack(const PacketHeader& h, uint32_t snapshot_tick, std::span<const uint32_t> reliable_ids);
-std::vector<uint8_t> build_ping(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id);
+// The echo fields (0: none) let the server measure the round trip as the client does.
+std::vector<uint8_t> build_ping(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id, uint64_t echo_server_clock_us = 0,
+                                uint64_t echo_held_us = 0);
 std::vector<uint8_t> build_pong(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id,
-                                uint64_t server_time_us, uint32_t server_tick);
+                                uint64_t server_time_us, uint32_t server_tick, uint64_t server_clock_us = 0, uint64_t held_us = 0);
 // Throws std::invalid_argument when the reason exceeds kMaxReasonBytes.
 std::vector<uint8_t> build_disconnect(const PacketHeader& h, std::string_view reason, uint8_t code = 0);
 std::vector<uint8_t> build_events(const PacketHeader& h, uint32_t message_id, std::span<const EventInfo> events);

@@ -147,16 +147,17 @@ std::vector<uint8_t> build_ack(const PacketHeader& h, uint32_t snapshot_tick, st
     return take(fbb, "build_ack");
 }
 
-std::vector<uint8_t> build_ping(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id) {
+std::vector<uint8_t> build_ping(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id, uint64_t echo_server_clock_us,
+                                uint64_t echo_held_us) {
     auto& fbb = builder();
-    finish(fbb, h, wire::CreatePing(fbb, client_time_us, ping_id));
+    finish(fbb, h, wire::CreatePing(fbb, client_time_us, ping_id, echo_server_clock_us, echo_held_us));
     return take(fbb, "build_ping");
 }
 
 std::vector<uint8_t> build_pong(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id,
-                                uint64_t server_time_us, uint32_t server_tick) {
+                                uint64_t server_time_us, uint32_t server_tick, uint64_t server_clock_us, uint64_t held_us) {
     auto& fbb = builder();
-    finish(fbb, h, wire::CreatePong(fbb, client_time_us, ping_id, server_time_us, server_tick));
+    finish(fbb, h, wire::CreatePong(fbb, client_time_us, ping_id, server_time_us, server_tick, server_clock_us, held_us));
     return take(fbb, "build_pong");
 }
 

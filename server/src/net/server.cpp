@@ -2,8 +2,10 @@
 
 #include <kinesync/common/errors.h>
 #include <kinesync/common/net/disconnect_code.h>
+#include "common/src/net/timed_receive.h"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <optional>
 #include <set>
@@ -46,7 +48,6 @@ struct Server::Session {
     AckTracker received;
     SentPacketLog sent;
     uint16_t next_sequence = 0;
-    std::array<double, SentPacketLog::kWindow> sent_time{};
     SnapshotBuilder builder;
     struct SnapshotMeta {
         uint32_t tick = 0;
@@ -107,6 +108,8 @@ Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& rost
     }
     port_ = socket_.local_endpoint().port();
     resolve_security();
+    if (!enable_receive_timestamps(socket_.native_handle()))  // then arrivals are when they are read
+        if (const auto log = spdlog::get("server")) log->warn("UDP receive timestamps unavailable: round trips include read delays");
     if (cfg_.receive_buffer_bytes) {
         // Not fatal: the kernel's default buffer still works, it just drops more in a burst.
         const auto log = spdlog::get("server");
@@ -152,7 +155,9 @@ void Server::resolve_security() {
     }
 }
 
-double Server::now_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+double Server::now_s() const {
+    return cfg_.clock ? cfg_.clock() : std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
 
 uint64_t Server::server_time_us() const {
     const double tick_s = 1.0 / double(cfg_.tick_hz);
@@ -178,14 +183,27 @@ void Server::stop() {
 }
 
 void Server::receive() {
-    socket_.async_receive_from(asio::buffer(rx_), rx_from_, [this](const asio::error_code& ec, size_t n) {
+    socket_.async_wait(asio::ip::udp::socket::wait_read, [this](const asio::error_code& ec) {
         if (!running_) return;
-        if (!ec) inject(rx_from_, std::span<const uint8_t>(rx_.data(), n));
+        if (!ec) read_socket();
         receive();
     });
 }
 
-void Server::inject(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes) {
+void Server::read_socket() {
+    // At most a burst's worth per wake, so a flood cannot keep the thread from its ticks.
+    TimedDatagram d;
+    for (int n = 0; n < 256 && receive_timed(socket_.native_handle(), rx_.data(), rx_.size(), d); ++n) {
+        asio::ip::udp::endpoint from;
+        if (d.from_len == 0 || d.from_len > from.capacity()) continue;
+        std::memcpy(from.data(), &d.from, d.from_len);
+        from.resize(d.from_len);
+        inject(from, std::span<const uint8_t>(rx_.data(), d.size), d.age_s);
+    }
+}
+
+void Server::inject(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes, double age_s) {
+    rx_at_s_ = now_s() - std::clamp(age_s, 0.0, 1.0);
     ++stats_.datagrams_in;
     stats_.bytes_in += bytes.size();
     try {
@@ -216,9 +234,12 @@ size_t Server::send(Session& s, const std::function<std::vector<uint8_t>(const P
     std::vector<uint8_t> bytes = build(s.received.header(seq));
     if (s.sealer) bytes = s.sealer->seal(bytes);
     s.sent.on_sent(seq, tag);
-    s.sent_time[seq % SentPacketLog::kWindow] = now_s();
-    s.bytes_sent += bytes.size() + 28;
-    s.bytes_window += bytes.size() + 28;
+    // The budget and the stats count the same wire bytes. A snapshot's were counted by the
+    // builder as it filled the datagram; everything else is charged here.
+    const size_t wire = bytes.size() + kIpUdpHeaderBytes;
+    if ((tag & ~kTagMask) != kTagSnapshot) s.builder.charge(wire);
+    s.bytes_sent += wire;
+    s.bytes_window += wire;
     send_raw(s.ep, bytes);
     return bytes.size();
 }
@@ -482,7 +503,7 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     s->salt = r->client_salt();
     s->last_heard = now_s();
     s->bytes_window_start = now_s();
-    s->reliable_allowance = cfg_.bandwidth_bps / 8.0;
+    s->reliable_allowance = reliable_burst_bytes();
     s->allowance_last = now_s();
     if (token) {
         s->sealer.emplace(token->server_to_client);
@@ -495,6 +516,7 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     bc.snapshot_hz = cfg_.snapshot_hz;
     bc.bandwidth_bps = cfg_.bandwidth_bps;
     bc.max_payload_bytes = std::min<size_t>(1100, max_snapshot_data_bytes());
+    bc.datagram_overhead_bytes = kSnapshotHeaderBytes + (token ? kMaxSealOverhead : 0) + kIpUdpHeaderBytes;
     s->builder = SnapshotBuilder(bc);
     s->received.on_received(p.sequence);
     Session& sr = *s;
@@ -544,8 +566,6 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
     std::vector<SentPacketLog::Acked> acked;
     s.sent.on_ack(p.ack, p.ack_bits, acked);
     for (const auto& a : acked) {
-        const double sample_ms = 1000.0 * (now_s() - s.sent_time[a.sequence % SentPacketLog::kWindow]);
-        if (a.sequence == p.ack) s.rtt_ms = s.rtt_ms == 0 ? sample_ms : 0.9 * s.rtt_ms + 0.1 * sample_ms;
         if ((a.tag & ~kTagMask) == kTagSnapshot) {
             const auto& meta = s.snapshot_meta[a.sequence % SentPacketLog::kWindow];
             s.builder.on_delivered(meta.tick, meta.units);
@@ -569,7 +589,11 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
             const uint32_t pid = m->ping_id();
             const uint64_t st = server_time_us();
             const uint32_t tick = tick_;
-            s.builder.charge(send(s, [=](const PacketHeader& h) { return build_pong(h, ct, pid, st, tick); }, 0));  // shares the budget
+            on_ping_echo(s, m->echo_server_clock_us(), m->echo_held_us());
+            const double now = now_s();
+            const uint64_t clock_us = uint64_t(now * 1e6) + 1;  // never 0 (0: no echo)
+            const uint64_t held_us = uint64_t(std::max(0.0, now - rx_at_s_) * 1e6);
+            send(s, [=](const PacketHeader& h) { return build_pong(h, ct, pid, st, tick, clock_us, held_us); }, 0);
             break;
         }
         case MessageType::Viewpoint: {
@@ -619,24 +643,38 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
     }
 }
 
+double Server::reliable_burst_bytes() const {
+    return std::max(double(kMaxDatagram + kIpUdpHeaderBytes), cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz));
+}
+
+// The round trip as the client measures it: our Pong's send time, echoed, to the Ping's arrival,
+// less the time the client held the Pong. Smoothed as the client smooths its own.
+void Server::on_ping_echo(Session& s, uint64_t echo_clock_us, uint64_t echo_held_us) {
+    if (echo_clock_us == 0) return;
+    const double rtt = rx_at_s_ - double(echo_clock_us - 1) * 1e-6 - double(echo_held_us) * 1e-6;
+    if (!(rtt >= 0 && rtt < 10)) return;  // a forged or stale echo: not a round trip
+    s.rtt_ms = s.rtt_ms == 0 ? rtt * 1000.0 : 0.8 * s.rtt_ms + 200.0 * rtt;
+}
+
 void Server::send_reliable(Session& s, bool force) {
     const double t = now_s();
     // Reliable messages share the client's bandwidth budget with its snapshots: they spend an
-    // allowance that refills at the budget's rate (at most a second's worth banked), and what they
-    // send is taken from the next snapshots' budget. Ones that do not fit wait for the next tick.
+    // allowance that refills at the budget's rate (a snapshot's or a datagram's worth banked, so a
+    // burst cannot overrun the budget), and what they send is taken from the next snapshots'
+    // budget (send()). Ones that do not fit wait for the next tick.
     const double per_s = cfg_.bandwidth_bps / 8.0;
-    s.reliable_allowance = std::min(per_s, s.reliable_allowance + (t - s.allowance_last) * per_s);
+    const double bank = reliable_burst_bytes();
+    s.reliable_allowance = std::min(bank, s.reliable_allowance + (t - s.allowance_last) * per_s);
     s.allowance_last = t;
     for (auto& r : s.reliable) {
         // Each resend waits twice as long as the one before (0.25, 0.5, 1, 2 s at most): a client
         // that stops acknowledging costs less and less, and is dropped (see publish) soon.
         const double wait = std::min(cfg_.reliable_resend_s * double(1u << std::min(r.sends, 3)), 2.0);
         if (r.acked || (!force && t - r.last_sent < wait)) continue;
-        const double cost = double(r.bytes + 28 + (s.sealer ? kMaxSealOverhead : 0));
+        const double cost = double(r.bytes + kIpUdpHeaderBytes + (s.sealer ? kMaxSealOverhead : 0));
         // In order: later messages wait too. A full allowance sends even a message larger than it.
-        if (cost > s.reliable_allowance && s.reliable_allowance < per_s) break;
+        if (cost > s.reliable_allowance && s.reliable_allowance < bank) break;
         s.reliable_allowance -= cost;
-        s.builder.charge(r.bytes);
         r.last_sent = t;
         if (r.first_sent < 0) r.first_sent = t;
         ++r.sends;
@@ -823,7 +861,7 @@ void Server::account_unsent(Session& s) {
 
 std::vector<ClientReport> Server::clients() const {
     std::vector<ClientReport> out;
-    for (const auto& [key, s] : sessions_) out.push_back({s->id, key, s->bytes_per_s, s->rtt_ms, s->snapshots_sent});
+    for (const auto& [key, s] : sessions_) out.push_back({s->id, key, s->bytes_per_s, s->rtt_ms, s->snapshots_sent, s->bytes_sent});
     std::sort(out.begin(), out.end(), [](const ClientReport& a, const ClientReport& b) { return a.id < b.id; });
     return out;
 }

@@ -46,7 +46,7 @@ struct ServerConfig {
     float tick_hz = 60.0f;
     int max_clients = 32;
     float snapshot_hz = 30.0f;
-    float bandwidth_bps = 256000.0f;
+    float bandwidth_bps = 256000.0f;  // per client, wire bits: everything sent to it, with IPv4/UDP headers
     double timeout_s = 5.0;
     double reliable_resend_s = 0.25;   // first resend; each next waits twice as long (2 s at most)
     double reliable_timeout_s = 10.0;  // a reliable message unacknowledged this long drops the client
@@ -75,8 +75,12 @@ struct ServerConfig {
     // dropped; 0: the kernel's default. Linux caps it at net.core.rmem_max (logged when it does).
     size_t receive_buffer_bytes = size_t(4) << 20;
     // In-process use (benchmarks, tests): datagrams go to this instead of a socket, none is
-    // opened, and peers' datagrams come in through Server::inject.
+    // opened, and peers' datagrams come in through Server::inject. It is called until ~Server
+    // returns (stop() says goodbye through it): whatever it captures must outlive the Server.
     std::function<void(const asio::ip::udp::endpoint& to, std::span<const uint8_t> bytes)> transport;
+    // Tests: the server's clock in seconds (its rate limits, timeouts, round trips) as the test
+    // drives it; empty: the steady clock since construction.
+    std::function<double()> clock;
 };
 
 // What the server streams: skeletons and characters by id. Entries are never moved once added
@@ -117,6 +121,9 @@ struct TickFrame {
     std::vector<uint16_t> added_skeletons, added_characters, removed_characters;
 };
 
+// Lifetimes: the io_context, the Roster and whatever ServerConfig::transport captures must
+// outlive the Server; the destructor still reads the roster and calls the transport. An owner
+// holding them as members declares the Server after them (members are destroyed in reverse).
 class Server {
 public:
     // Binds at once: throws std::runtime_error("cannot listen on UDP HOST:PORT: why") when the
@@ -130,8 +137,9 @@ public:
     // A new tick: quantize, send snapshots, definitions of added characters, events; resends,
     // timeouts.
     void publish(const TickFrame& frame);
-    // A datagram from `from`, as if it arrived on the socket (with ServerConfig::transport).
-    void inject(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes);
+    // A datagram from `from`, as if it arrived on the socket (with ServerConfig::transport),
+    // age_s seconds ago (the kernel's receive timestamp: round trips are measured from arrivals).
+    void inject(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes, double age_s = 0.0);
     uint16_t port() const { return port_; }
     // True when connect tokens are required and sessions are sealed (false: dev mode).
     bool authenticated() const { return secure_; }
@@ -146,6 +154,7 @@ public:
 private:
     struct Session;
     void receive();
+    void read_socket();  // every datagram waiting, each with its arrival time
     void on_datagram(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes);
     void resolve_security();
     void on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p);
@@ -162,6 +171,8 @@ private:
     void send_accept(Session& s);
     void prune_admission();
     void on_session_packet(Session& s, const DecodedPacket& p);
+    void on_ping_echo(Session& s, uint64_t echo_clock_us, uint64_t echo_held_us);
+    double reliable_burst_bytes() const;  // what a session's reliable allowance may bank
     void queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters);
     void send_snapshots(uint32_t tick);
     void account_unsent(Session& s);
@@ -183,7 +194,7 @@ private:
     std::chrono::steady_clock::time_point start_;
     CookieJar cookies_;
     std::array<uint8_t, 2048> rx_{};
-    asio::ip::udp::endpoint rx_from_;
+    double rx_at_s_ = 0;  // when the datagram being handled arrived (now_s's clock)
     std::map<std::string, std::unique_ptr<Session>> sessions_;  // by endpoint text
     uint32_t next_client_id_ = 1;
     uint32_t next_message_id_ = 1;

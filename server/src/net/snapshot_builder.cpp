@@ -226,7 +226,9 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             report(u.c->id, Unsent::TooLarge, framed.size(), u.joints.count);
             continue;
         }
-        if (double(framed.size()) > budget) {
+        const bool opens_datagram = parts.empty() || parts.back().data.size() + framed.size() > cfg_.max_payload_bytes;
+        const double cost = double(framed.size() + (opens_datagram ? header + cfg_.datagram_overhead_bytes : 0));
+        if (cost > budget) {
             ++stats_.characters_skipped;
             // Stays unsent; its accumulator keeps growing. Once a few in a row do not fit, the
             // budget is spent: the rest are not coded at all (with hundreds of characters, coding
@@ -235,13 +237,11 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             continue;
         }
         skipped_in_row = 0;
-        if (parts.empty() || parts.back().data.size() + framed.size() > cfg_.max_payload_bytes) {
-            parts.push_back({tick, {kSnapshotFormat, 0, 0}, {}});  // count patched below
-        }
+        if (opens_datagram) parts.push_back({tick, {kSnapshotFormat, 0, 0}, {}});  // count patched below
         SnapshotPart& part = parts.back();
         part.data.insert(part.data.end(), framed.begin(), framed.end());
         part.units.push_back(u.key);
-        budget -= double(framed.size());
+        budget -= cost;
 
         Sent& s = pu.sent[tick % pu.sent.size()];
         s = {tick, coded.delta ? coded.base_tick : tick, true, false, coded.mixed};
@@ -272,15 +272,12 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         stats_.payload_bytes += p.data.size();
         ++stats_.datagrams;
     }
-    budget_carry_ = std::clamp(budget, -2.0 * per_snapshot, per_snapshot);  // debts from charge() carry over
+    budget_carry_ = std::min(budget, per_snapshot);  // debts from charge() carry over in full
     left_out_ = order.size() - sent - size_t(stats_.units_at_rest - at_rest_before);
     return parts;
 }
 
-void SnapshotBuilder::charge(size_t bytes) {
-    const double per_snapshot = cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz);
-    budget_carry_ = std::max(budget_carry_ - double(bytes), -2.0 * per_snapshot);
-}
+void SnapshotBuilder::charge(size_t bytes) { budget_carry_ -= double(bytes); }
 
 const EncodeCache::Entry& EncodeCache::get(uint32_t tick, uint64_t key, const std::function<Entry()>& make) {
     {

@@ -38,8 +38,11 @@ private:
 struct BuilderConfig {
     float tick_hz = 60.0f;
     float snapshot_hz = 30.0f;
-    float bandwidth_bps = 256000.0f;   // per-client budget, UDP payload bits per second
+    float bandwidth_bps = 256000.0f;   // per-client budget, wire bits per second
     size_t max_payload_bytes = 1100;   // snapshot data per datagram (1200 minus envelope overhead)
+    // What each snapshot datagram costs beyond its data, counted against the budget: the packet
+    // header, sealing, the IPv4 and UDP headers.
+    size_t datagram_overhead_bytes = 0;
     uint32_t max_baseline_age_ticks = 120;
 };
 
@@ -125,8 +128,8 @@ public:
     // The client does not hold the part starting at `first_joint` (kAllJoints: every part) of a
     // character as of `tick`: its acknowledgements up to then are void, so its next update is full.
     void resync(uint16_t character, uint32_t first_joint, uint32_t tick);
-    // Other traffic to this client (reliable messages) used `bytes` of its budget: the next
-    // snapshots get that much less (at most two snapshots' worth is owed).
+    // Other traffic to this client (reliable messages, pongs) used `bytes` (wire) of its budget:
+    // the next snapshots get that much less, the whole debt repaid before any is sent.
     void charge(size_t bytes);
     // Forget a character (e.g. removed from the game).
     void forget(uint16_t id);

@@ -69,12 +69,17 @@ struct ServerStats {
     uint64_t ticks = 0;
 };
 
+// One client's figures. Bytes are wire bytes, as the bandwidth budget counts them: each
+// datagram's UDP payload plus 28 bytes of IPv4 and UDP headers.
 struct ClientReport {
     uint32_t id;
     std::string endpoint;
-    double bytes_per_s;
+    double bytes_per_s;  // over the last whole second or more
+    // The round trip as the client measures its own: a Pong's departure to the Ping echoing it
+    // (kernel receive times), less the time the client held the Pong (0 until the first echo).
     double rtt_ms;
     uint64_t snapshots_sent;
+    uint64_t bytes_sent;  // since the session began
 };
 
 }  // namespace net

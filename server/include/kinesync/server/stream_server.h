@@ -48,7 +48,7 @@ struct StreamServerConfig {
     uint16_t port = 40000;       // 0: any free port (see port())
     float tick_hz = 60.0f;       // how often the game calls end_tick(): a whole number (it travels as one)
     float snapshot_hz = 30.0f;   // snapshots per second to each client: a whole divisor of tick_hz
-    float bandwidth_bps = 256000.0f;  // per-client budget, bits per second of UDP payload
+    float bandwidth_bps = 256000.0f;  // per-client budget, bits per second on the wire (UDP payload + 28 bytes of IPv4/UDP headers per datagram)
     int max_clients = 32;
     double timeout_s = 5.0;      // a client silent this long is dropped
     double reliable_timeout_s = 10.0;  // a client that leaves a reliable message unacknowledged this long is dropped
