@@ -2,8 +2,7 @@
 // receiving and reconstructing; a server restart in the middle is survived (they reconnect).
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <optional>
 
 #include "programs/testbench/bot.h"
@@ -13,10 +12,10 @@ using namespace ks;
 using namespace ks::test;
 
 TEST(ClientE2E, EightBotsThroughLossSurviveAServerRestart) {
-    const uint16_t port = uint16_t(42000 + (getpid() % 2000));
     WorldConfig wc;
     wc.characters = 3;
-    auto server = std::make_unique<ServerHarness>(wc, StreamServerConfig{}, std::string{}, port);
+    auto server = std::make_unique<ServerHarness>(wc, StreamServerConfig{});
+    const uint16_t port = server->port();  // the restarted server takes the same one
     std::vector<std::unique_ptr<Bot>> bots;
     NetProfile p = net_profile("broadband");
     p.latency_ms = 20;  // keep the test short
@@ -33,26 +32,27 @@ TEST(ClientE2E, EightBotsThroughLossSurviveAServerRestart) {
     const auto t0 = std::chrono::steady_clock::now();
     auto now = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     for (auto& b : bots) b->start(now());
-    auto run_for = [&](double seconds) {
-        const double end = now() + seconds;
-        while (now() < end) {
-            for (auto& b : bots) b->poll(now());
-            std::this_thread::sleep_for(std::chrono::microseconds(500));
-        }
+    auto poll = [&] {
+        for (auto& b : bots) b->poll(now());
     };
-    run_for(2.5);
-    std::vector<uint64_t> before;
+    auto every_bot = [&](auto pred) {
+        return [&bots, pred] { return std::all_of(bots.begin(), bots.end(), [&](const auto& b) { return pred(*b); }); };
+    };
+    const auto pause = std::chrono::microseconds(500);
+    wait_until(every_bot([&](const Bot& b) { return b.report(now()).snapshots_received > 30 && b.displayed(0); }), poll, kDeadlineS, pause);
     for (auto& b : bots) {
-        const BotReport r = b->report(now());
-        EXPECT_GT(r.snapshots_received, 30u) << "every bot receives";
+        EXPECT_GT(b->report(now()).snapshots_received, 30u) << "every bot receives";
         EXPECT_NE(b->displayed(0), nullptr) << "and reconstructs";
-        before.push_back(r.snapshots_received);
     }
-    // Restart the server on the same port.
+    // Restart the server on the same port, the bots polling meanwhile.
     server.reset();
-    run_for(0.5);
+    wait_until([] { return false; }, poll, 0.5, pause);
     server = std::make_unique<ServerHarness>(wc, StreamServerConfig{}, std::string{}, port);
-    run_for(6.5);  // the old session times out (5 s) or is refused; the bots reconnect
+    // The old session times out (5 s) or is refused; the bots reconnect and receive again.
+    wait_until(every_bot([&](const Bot& b) {
+        return b.state() == ConnectionState::Connected && b.report(now()).reconnects >= 1 && b.session_stats().snapshots_received > 10 &&
+               b.displayed(0);
+    }), poll, kDeadlineS, pause);
     for (size_t i = 0; i < bots.size(); ++i) {
         const BotReport r = bots[i]->report(now());
         EXPECT_EQ(bots[i]->state(), ConnectionState::Connected) << "bot " << i;
@@ -66,13 +66,15 @@ namespace {
 
 // A server with two characters and bots polled in real time.
 struct BotRun {
-    ServerHarness server{[] {
+    ServerHarness server;
+    std::vector<std::unique_ptr<Bot>> bots;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    explicit BotRun(StreamServerConfig sc = {}) : server(two_characters(), sc) {}
+    static WorldConfig two_characters() {
         WorldConfig wc;
         wc.characters = 2;
         return wc;
-    }(), StreamServerConfig{}};
-    std::vector<std::unique_ptr<Bot>> bots;
-    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    }
     double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
     // One started bot on the server, through `profile` when given.
     Bot& add_bot(std::optional<NetProfile> profile = std::nullopt) {
@@ -83,31 +85,29 @@ struct BotRun {
         bots.back()->start(now());
         return *bots.back();
     }
-    void run_for(double seconds) {
-        const double end = now() + seconds;
-        while (now() < end) {
+    // Polls the bots until pred() holds (or the deadline passes); true when it held.
+    template <class Pred>
+    bool run_until(Pred pred) {
+        return wait_until(pred, [&] {
             for (auto& b : bots) b->poll(now());
-            std::this_thread::sleep_for(std::chrono::microseconds(500));
-        }
+        }, kDeadlineS, std::chrono::microseconds(500));
     }
 };
 
 }  // namespace
 
 TEST(ClientE2E, ABotSaysGoodbyeAndTheServerFreesItsSlotAtOnce) {
-    BotRun r;
+    StreamServerConfig sc;
+    sc.timeout_s = 10 * kDeadlineS;  // only the goodbye can free the slot within the wait
+    BotRun r(sc);
     ServerHarness& server = r.server;
     const Bot& bot = r.add_bot();
-    r.run_for(1.0);
-    ASSERT_EQ(bot.state(), ConnectionState::Connected);
-    ASSERT_EQ(server.client_count(), 1u);
+    ASSERT_TRUE(r.run_until([&] { return bot.state() == ConnectionState::Connected && server.client_count() == 1; }))
+        << "state " << int(bot.state()) << ", " << server.client_count() << " clients";
     r.bots.clear();  // the destructor sends a Disconnect
-    const auto t = std::chrono::steady_clock::now();
-    while (server.client_count() != 0 && std::chrono::steady_clock::now() - t < std::chrono::seconds(2))
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    EXPECT_EQ(server.client_count(), 0u);
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(), 0.5)
-        << "freed by the goodbye, not by the 5 s timeout";
+    EXPECT_TRUE(wait_until([&] { return server.client_count() == 0; }));
+    EXPECT_EQ(server.live_stats().disconnects, 1u) << "freed by the goodbye";
+    EXPECT_EQ(server.live_stats().timeouts, 0u) << "not by the timeout";
 }
 
 TEST(ClientE2E, ASecondServerOnABusyPortFailsClearly) {
@@ -130,7 +130,7 @@ TEST(ClientE2E, ReorderedSnapshotsAreLateNotLost) {
     p.latency_ms = 40;
     p.jitter_ms = 25;
     const Bot& bot = r.add_bot(p);
-    r.run_for(3.0);
+    r.run_until([&] { return bot.session_stats().snapshots_received > 60 && bot.session_stats().snapshots_late > 0; });
     const ClientSessionStats st = bot.session_stats();
     EXPECT_GT(st.snapshots_received, 60u);
     EXPECT_GT(st.snapshots_late, 0u) << "the jitter reorders some";

@@ -21,142 +21,7 @@ WorldConfig small_world() {
     wc.controller.reset_every_s = 1.7f;
     return wc;
 }
-}  // namespace
 
-TEST(ServerE2E, ClientHandshakesReceivesAndDecodesExactlyWhatTheServerRecorded) {
-    const std::string path = testing::TempDir() + "/e2e.ksrec";
-    ServerHarness h(small_world(), {}, path);
-    UdpClient c(h.port());
-    c.session.connect(c.now());
-    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected && c.session.skeletons_ready(); }, 5.0))
-        << "state " << c.session.state_name();
-    // Receive for a while; remember what was decoded.
-    struct Got {
-        uint16_t id;
-        uint32_t tick;
-        QCharacter q;
-    };
-    std::vector<Got> got;
-    size_t events = 0;
-    c.run_until([&] {
-        for (const auto& r : c.session.take_received()) got.push_back({r.id, r.tick, *r.state});
-        events += c.session.take_events().size();
-        return got.size() > 3 * 90;  // ~3 s at 30 Hz x 3 characters
-    }, 10.0);
-    h.stop();
-    ASSERT_GT(got.size(), 200u);
-    EXPECT_GT(events, 2u) << "teleport/reset events delivered";
-    EXPECT_GT(c.session.rtt_ms(), 0.0);
-    // Against the recording file.
-    const RecordingReadResult rec = read_recording(path);
-    ASSERT_FALSE(rec.truncated);
-    std::map<uint32_t, const RecordedFrame*> by_tick;
-    for (const RecordedFrame& f : rec.frames) by_tick[f.tick] = &f;
-    const SkeletonPrecision prec = plan_precision(rec.header.skeletons[0], rec.header.metres_per_unit[0]);
-    size_t compared = 0, full = 0;
-    for (const Got& g : got) {
-        ASSERT_TRUE(by_tick.count(g.tick)) << "tick " << g.tick << " recorded";
-        const RecordedCharacter& rc = by_tick[g.tick]->characters[g.id];
-        const QCharacter expect = quantize_character(rc.pose, rec.header.skeletons[0], prec, rc.epoch);
-        ASSERT_EQ(g.q, expect) << "character " << g.id << " tick " << g.tick;
-        ++compared;
-    }
-    (void)full;
-    EXPECT_EQ(compared, got.size());
-    EXPECT_EQ(c.session.stats().snapshot_errors, 0u);
-    EXPECT_EQ(c.session.stats().malformed, 0u);
-}
-
-TEST(ServerE2E, HostileDatagramsAreCountedAndDroppedWhileClientsKeepReceiving) {
-    ServerHarness h(small_world(), {});
-    UdpClient c(h.port());
-    c.session.connect(c.now());
-    ASSERT_TRUE(c.run_until([&] { return c.session.skeletons_ready(); }, 5.0));
-    c.session.take_received();
-    // A burst of junk from another socket: random bytes, truncated and bit-flipped real packets.
-    asio::io_context io;
-    asio::ip::udp::socket attacker(io, asio::ip::udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    const asio::ip::udp::endpoint target(asio::ip::make_address("127.0.0.1"), h.port());
-    std::mt19937 rng(3);
-    const std::vector<uint8_t> real = net::build_ping({1, 0, 0}, 123, 4);
-    const int kJunk = 3000;
-    for (int i = 0; i < kJunk; ++i) {
-        std::vector<uint8_t> d;
-        switch (i % 3) {
-            case 0: d.resize(1 + rng() % 1400); for (auto& b : d) b = uint8_t(rng()); break;
-            case 1: d.assign(real.begin(), real.begin() + std::ptrdiff_t(rng() % real.size())); break;
-            default: d = real; d[rng() % d.size()] ^= uint8_t(1u << (rng() % 8)); break;
-        }
-        attacker.send_to(asio::buffer(d), target);
-        if (i % 50 == 0) {  // paced, so the server's socket buffer is not what drops them
-            c.pump();
-            std::this_thread::sleep_for(std::chrono::milliseconds(3));
-        }
-    }
-    // The connected client keeps receiving snapshots.
-    size_t after = 0;
-    c.run_until([&] {
-        after += c.session.take_received().size();
-        return after > 60;
-    }, 5.0);
-    EXPECT_GT(after, 60u);
-    h.stop();
-    const net::ServerStats& st = h.stats();
-    EXPECT_GT(st.malformed + st.unexpected, uint64_t(kJunk) * 9 / 10) << "junk counted (a few may be lost by the socket)";
-    EXPECT_EQ(c.session.state(), ConnectionState::Connected);
-}
-
-TEST(ServerE2E, ReplayedChallengeResponseFromAnotherPortIsRefused) {
-    ServerHarness h(small_world(), {});
-    UdpClient c(h.port());
-    std::vector<std::vector<uint8_t>> sent;
-    c.session.connect(c.now());
-    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected; }, 5.0, &sent));
-    std::vector<uint8_t> response;
-    for (const auto& d : sent) {
-        const auto p = net::decode_packet(d);
-        if (p && p->type == net::MessageType::ChallengeResponse) response = d;
-    }
-    ASSERT_FALSE(response.empty());
-    // Replay it from another socket (another port).
-    UdpClient thief(h.port());
-    for (int i = 0; i < 5; ++i) thief.send_raw(response);
-    bool got_reply = false;
-    thief.run_until([&] { return thief.session.stats().datagrams_in > 0 && (got_reply = true); }, 0.5);
-    h.stop();
-    EXPECT_FALSE(got_reply) << "the thief gets nothing back";
-    EXPECT_GE(h.stats().refused, 5u);
-    EXPECT_EQ(h.stats().connects, 1u);
-}
-
-TEST(ServerE2E, SilentClientsTimeOutAndUnauthenticatedRepliesAreSmall) {
-    StreamServerConfig sc;
-    sc.timeout_s = 0.5;
-    ServerHarness h(small_world(), sc);
-    UdpClient c(h.port());
-    c.session.connect(c.now());
-    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected; }, 5.0));
-    std::this_thread::sleep_for(std::chrono::milliseconds(900));  // say nothing
-    // A connect request gets a challenge no larger than itself.
-    const std::vector<uint8_t> req = net::build_connect_request({0, 0, 0}, 99);
-    UdpClient probe(h.port());
-    probe.send_raw(req);
-    std::array<uint8_t, 2048> buf;
-    size_t reply = 0;
-    for (int i = 0; i < 200 && reply == 0; ++i) {
-        asio::ip::udp::endpoint from;
-        asio::error_code ec;
-        reply = probe.socket.receive_from(asio::buffer(buf), from, 0, ec);
-        if (ec) reply = 0;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    h.stop();
-    EXPECT_GT(reply, 0u);
-    EXPECT_LE(reply, req.size());
-    EXPECT_GE(h.stats().timeouts, 1u);
-}
-
-namespace {
 // The next datagram on `c`'s socket within `timeout_s` (empty when none).
 std::vector<uint8_t> receive_one(UdpClient& c, double timeout_s) {
     std::array<uint8_t, 2048> buf;
@@ -185,7 +50,7 @@ std::optional<net::DecodedPacket> receive_type(UdpClient& c, net::MessageType ty
 // ChallengeResponse sent (empty when no Challenge came).
 std::vector<uint8_t> handshake_by_hand(UdpClient& c, uint64_t salt) {
     c.send_raw(net::build_connect_request({0, 0, 0}, salt));
-    const auto challenge = receive_type(c, net::MessageType::Challenge, 2.0);
+    const auto challenge = receive_type(c, net::MessageType::Challenge, kDeadlineS);
     if (!challenge) return {};
     net::Cookie cookie{};
     const auto* ch = challenge->message<net::wire::Challenge>();
@@ -196,16 +61,147 @@ std::vector<uint8_t> handshake_by_hand(UdpClient& c, uint64_t salt) {
 }
 }  // namespace
 
+TEST(ServerE2E, ClientHandshakesReceivesAndDecodesExactlyWhatTheServerRecorded) {
+    const std::string path = testing::TempDir() + "/e2e.ksrec";
+    ServerHarness h(small_world(), {}, path);
+    UdpClient c(h.port());
+    c.session.connect(c.now());
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected && c.session.skeletons_ready(); }))
+        << "state " << c.session.state_name();
+    // Receive about 3 s worth (30 Hz x 3 characters) with teleport/reset events among them and a
+    // round trip measured; remember what was decoded.
+    struct Got {
+        uint16_t id;
+        uint32_t tick;
+        QCharacter q;
+    };
+    std::vector<Got> got;
+    size_t events = 0;
+    c.run_until([&] {
+        for (const auto& r : c.session.take_received()) got.push_back({r.id, r.tick, *r.state});
+        events += c.session.take_events().size();
+        return got.size() > 3 * 90 && events > 2 && c.session.rtt_ms() > 0.0;
+    });
+    h.stop();
+    ASSERT_GT(got.size(), 3u * 90u);
+    EXPECT_GT(events, 2u) << "teleport/reset events delivered";
+    EXPECT_GT(c.session.rtt_ms(), 0.0);
+    // Against the recording file.
+    const RecordingReadResult rec = read_recording(path);
+    ASSERT_FALSE(rec.truncated);
+    std::map<uint32_t, const RecordedFrame*> by_tick;
+    for (const RecordedFrame& f : rec.frames) by_tick[f.tick] = &f;
+    const SkeletonPrecision prec = plan_precision(rec.header.skeletons[0], rec.header.metres_per_unit[0]);
+    size_t compared = 0, full = 0;
+    for (const Got& g : got) {
+        ASSERT_TRUE(by_tick.count(g.tick)) << "tick " << g.tick << " recorded";
+        const RecordedCharacter& rc = by_tick[g.tick]->characters[g.id];
+        const QCharacter expect = quantize_character(rc.pose, rec.header.skeletons[0], prec, rc.epoch);
+        ASSERT_EQ(g.q, expect) << "character " << g.id << " tick " << g.tick;
+        ++compared;
+    }
+    (void)full;
+    EXPECT_EQ(compared, got.size());
+    EXPECT_EQ(c.session.stats().snapshot_errors, 0u);
+    EXPECT_EQ(c.session.stats().malformed, 0u);
+}
+
+TEST(ServerE2E, HostileDatagramsAreCountedAndDroppedWhileClientsKeepReceiving) {
+    ServerHarness h(small_world(), {});
+    UdpClient c(h.port());
+    c.session.connect(c.now());
+    ASSERT_TRUE(c.run_until([&] { return c.session.skeletons_ready(); }));
+    c.session.take_received();
+    const net::ServerStats before = h.live_stats();
+    auto junk_counted = [&] {
+        const net::ServerStats st = h.live_stats();
+        return (st.malformed + st.unexpected) - (before.malformed + before.unexpected);
+    };
+    // A burst of junk from another socket: random bytes, truncated and bit-flipped real packets.
+    asio::io_context io;
+    asio::ip::udp::socket attacker(io, asio::ip::udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    const asio::ip::udp::endpoint target(asio::ip::make_address("127.0.0.1"), h.port());
+    std::mt19937 rng(3);
+    const std::vector<uint8_t> real = net::build_ping({1, 0, 0}, 123, 4);
+    const int kJunk = 3000;
+    for (int i = 0; i < kJunk; ++i) {
+        std::vector<uint8_t> d;
+        switch (i % 3) {
+            case 0: d.resize(1 + rng() % 1400); for (auto& b : d) b = uint8_t(rng()); break;
+            case 1: d.assign(real.begin(), real.begin() + std::ptrdiff_t(rng() % real.size())); break;
+            default: d = real; d[rng() % d.size()] ^= uint8_t(1u << (rng() % 8)); break;
+        }
+        attacker.send_to(asio::buffer(d), target);
+        if (i % 50 == 49)  // paced by the server's count, so its socket buffer is not what drops them
+            wait_until([&] { return junk_counted() >= uint64_t(i + 1) * 9 / 10; }, [&] { c.pump(); });
+    }
+    // The connected client keeps receiving snapshots.
+    size_t after = 0;
+    c.run_until([&] {
+        after += c.session.take_received().size();
+        return after > 60;
+    });
+    EXPECT_GT(after, 60u);
+    h.stop();
+    const net::ServerStats& st = h.stats();
+    EXPECT_GT(st.malformed + st.unexpected, uint64_t(kJunk) * 9 / 10) << "junk counted (a few may be lost by the socket)";
+    EXPECT_EQ(c.session.state(), ConnectionState::Connected);
+}
+
+TEST(ServerE2E, ReplayedChallengeResponseFromAnotherPortIsRefused) {
+    ServerHarness h(small_world(), {});
+    UdpClient c(h.port());
+    std::vector<std::vector<uint8_t>> sent;
+    c.session.connect(c.now());
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected; }, kDeadlineS, &sent));
+    std::vector<uint8_t> response;
+    for (const auto& d : sent) {
+        const auto p = net::decode_packet(d);
+        if (p && p->type == net::MessageType::ChallengeResponse) response = d;
+    }
+    ASSERT_FALSE(response.empty());
+    // Replay it from another socket (another port).
+    UdpClient thief(h.port());
+    for (int i = 0; i < 5; ++i) thief.send_raw(response);
+    // Once the server has judged all five, an answer would already be in the thief's socket.
+    wait_until([&] { return h.live_stats().refused >= 5; }, [&] { c.pump(); });
+    thief.pump();
+    const bool got_reply = thief.session.stats().datagrams_in > 0;
+    h.stop();
+    EXPECT_FALSE(got_reply) << "the thief gets nothing back";
+    EXPECT_GE(h.stats().refused, 5u);
+    EXPECT_EQ(h.stats().connects, 1u);
+}
+
+TEST(ServerE2E, SilentClientsTimeOutAndUnauthenticatedRepliesAreSmall) {
+    StreamServerConfig sc;
+    sc.timeout_s = 0.5;
+    ServerHarness h(small_world(), sc);
+    UdpClient c(h.port());
+    c.session.connect(c.now());
+    ASSERT_TRUE(c.run_until([&] { return c.session.state() == ConnectionState::Connected; }));
+    wait_until([&] { return h.live_stats().timeouts >= 1; });  // saying nothing
+    // A connect request gets a challenge no larger than itself.
+    const std::vector<uint8_t> req = net::build_connect_request({0, 0, 0}, 99);
+    UdpClient probe(h.port());
+    probe.send_raw(req);
+    const size_t reply = receive_one(probe, kDeadlineS).size();
+    h.stop();
+    EXPECT_GT(reply, 0u);
+    EXPECT_LE(reply, req.size());
+    EXPECT_GE(h.stats().timeouts, 1u);
+}
+
 TEST(ServerE2E, ALostAcceptIsSentAgainForADuplicateChallengeResponse) {
     ServerHarness h(small_world(), {});
     UdpClient c(h.port());  // driven by hand: its session is not used
     const std::vector<uint8_t> response = handshake_by_hand(c, 4242);
     ASSERT_FALSE(response.empty()) << "challenged";
-    const auto first = receive_type(c, net::MessageType::Accept, 2.0);
+    const auto first = receive_type(c, net::MessageType::Accept, kDeadlineS);
     ASSERT_TRUE(first) << "accepted";
     // As if that Accept was lost: the client sends its response again and gets the same Accept.
     c.send_raw(response);
-    const auto again = receive_type(c, net::MessageType::Accept, 2.0);
+    const auto again = receive_type(c, net::MessageType::Accept, kDeadlineS);
     ASSERT_TRUE(again) << "a duplicate ChallengeResponse gets the Accept again";
     EXPECT_EQ(again->message<net::wire::Accept>()->client_id(), first->message<net::wire::Accept>()->client_id());
     h.stop();
@@ -221,7 +217,7 @@ TEST(ServerE2E, AConnectRequestOfAnotherVersionIsToldVersionMismatch) {
     const size_t at = size_t(reinterpret_cast<const uint8_t*>(d->packet()->header()) - d->storage.data());
     req[at + 4] = uint8_t(net::kProtocolVersion + 1);  // the header's version field
     c.send_raw(req);
-    const std::vector<uint8_t> reply = receive_one(c, 2.0);
+    const std::vector<uint8_t> reply = receive_one(c, kDeadlineS);
     ASSERT_FALSE(reply.empty()) << "answered";
     EXPECT_LT(reply.size(), req.size()) << "no amplification";
     const auto p = net::decode_packet(reply);
@@ -239,12 +235,12 @@ TEST(ServerE2E, AClientThatNeverAcknowledgesCostsLittleAndIsDropped) {
     ServerHarness h(small_world(), sc);
     UdpClient c(h.port());
     ASSERT_FALSE(handshake_by_hand(c, 99).empty()) << "challenged";
-    // Alive (a ping every 100 ms) but acknowledging nothing (ack bits 0), for 3 s.
+    // Alive (a ping every 100 ms) but acknowledging nothing (ack bits 0), until dropped.
     size_t bytes = 0;
     std::map<std::string, size_t> by_type;
     bool told = false;
     uint16_t seq = 2;
-    const double end = c.now() + 3.0;
+    const double end = c.now() + kDeadlineS;
     double next_ping = 0;
     while (c.now() < end && !told) {
         if (c.now() >= next_ping) {
@@ -276,14 +272,15 @@ TEST(ServerE2E, OneAddressCannotTakeMoreThanItsShareOfSlots) {
         clients.push_back(std::make_unique<UdpClient>(h.port()));
         clients.back()->session.connect(clients.back()->now());
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(800)) {
-        for (auto& c : clients) c->pump();
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    int connected = 0;
-    for (auto& c : clients) connected += c->session.state() == ConnectionState::Connected;
-    EXPECT_EQ(connected, 2);
+    auto connected = [&] {
+        int n = 0;
+        for (auto& c : clients) n += c->session.state() == ConnectionState::Connected;
+        return n;
+    };
+    // Two get in and the third is refused.
+    wait_until([&] { return connected() == 2 && h.client_count() == 2 && h.live_stats().refused >= 1; },
+               [&] { for (auto& c : clients) c->pump(); });
+    EXPECT_EQ(connected(), 2);
     EXPECT_EQ(h.client_count(), 2u);
     h.stop();
     EXPECT_GE(h.stats().refused, 1u);
@@ -323,7 +320,7 @@ TEST(ServerE2E, ReliableTrafficToAClientThatNeverAcknowledgesStaysWithinItsBudge
     bool told = false;
     uint16_t seq = 2;
     double next_ping = 0;
-    while (c.now() - t0 < 6.0 && !told) {
+    while (c.now() - t0 < kDeadlineS && !told) {
         if (c.now() >= next_ping) {  // alive, acknowledging nothing
             c.send_raw(net::build_ping({seq++, 0, 0}, uint64_t(c.now() * 1e6), seq));
             next_ping = c.now() + 0.1;
@@ -387,7 +384,7 @@ TEST(ServerE2E, AThousandJointRigStreamsUnderLossAndOneCorruptCharacterCostsOnly
         return true;
     };
     c.session.connect(c.now());
-    ASSERT_TRUE(c.run_until([&] { return c.session.skeletons_ready(); }, 5.0));
+    ASSERT_TRUE(c.run_until([&] { return c.session.skeletons_ready(); }));
     struct Got {
         uint16_t id;
         uint32_t tick;
@@ -396,12 +393,21 @@ TEST(ServerE2E, AThousandJointRigStreamsUnderLossAndOneCorruptCharacterCostsOnly
     };
     std::vector<Got> got;
     size_t poses = 0;
+    std::map<uint32_t, size_t> arrived;  // entries by part (its first joint)
+    // Until three corruptions were refused and resynchronized, parts waited for the budget, and
+    // every part of both characters kept arriving (more than 100 entries each) as whole poses.
     c.run_until([&] {
-        for (const auto& r : c.session.take_received())
+        for (const auto& r : c.session.take_received()) {
             got.push_back({r.id, r.tick, r.joints, {r.state->joints.begin() + r.joints.first, r.state->joints.begin() + r.joints.end()}});
+            ++arrived[r.joints.first];
+        }
         poses += c.session.take_poses().size();
-        return false;
-    }, 5.0);
+        if (corrupted < 3 || poses <= 150 || arrived.size() < plan_parts(1000).size()) return false;
+        for (const auto& [first, n] : arrived)
+            if (n <= 100) return false;
+        const net::ServerStats st = h.live_stats();
+        return c.session.stats().entries_refused >= size_t(corrupted) && st.resyncs >= 1 && st.unsent_by_reason[0] > 0;
+    });
     h.stop();
     EXPECT_GE(corrupted, 3);
     EXPECT_GE(c.session.stats().entries_refused, size_t(corrupted)) << "each corrupt entry refused";
@@ -419,7 +425,7 @@ TEST(ServerE2E, AThousandJointRigStreamsUnderLossAndOneCorruptCharacterCostsOnly
         EXPECT_TRUE(others) << "tick " << tick;
     }
     // Every entry decoded is exactly what the server recorded, and every part of both characters
-    // keeps arriving: 2 characters x 5 s x 30 Hz, less the loss, as whole poses.
+    // kept arriving, as whole poses.
     const RecordingReadResult rec = read_recording(path);
     std::map<uint32_t, const RecordedFrame*> by_tick;
     for (const RecordedFrame& f : rec.frames) by_tick[f.tick] = &f;
