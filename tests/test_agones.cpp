@@ -11,8 +11,10 @@
 
 #include "programs/server/ops/agones_sdk.h"
 #include "programs/server/ops/http_endpoint.h"
+#include "tests/support/wait.h"
 
 using namespace ks::ops;
+using ks::test::kDeadlineS;
 
 namespace {
 
@@ -189,10 +191,8 @@ TEST(AgonesAddress, FetchedFromTheSidecarOnceScheduled) {
     AgonesConfig cfg;
     cfg.port = sidecar.port();
     std::string why;
-    const auto t0 = std::chrono::steady_clock::now();
-    EXPECT_EQ(fetch_agones_public_address(cfg, 5.0, &why, {}, 0.05), "203.0.113.5:7042") << why;
+    EXPECT_EQ(fetch_agones_public_address(cfg, kDeadlineS, &why, {}, 0.05), "203.0.113.5:7042") << why;
     EXPECT_EQ(calls, 4);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
 }
 
 TEST(AgonesAddress, FetchWaitsForALateSidecar) {
@@ -207,13 +207,13 @@ TEST(AgonesAddress, FetchWaitsForALateSidecar) {
         HttpEndpointConfig c = loopback();
         c.port = port;
         HttpEndpoint sidecar(c, [](std::string_view, std::string_view) { return HttpResponse{200, "application/json", scheduled("2001:db8::7", 7300)}; });
-        for (int i = 0; i < 500 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ks::test::wait_until([&] { return done.load(); }, kDeadlineS, std::chrono::milliseconds(10));
     });
     AgonesConfig cfg;
     cfg.port = port;
     cfg.timeout_s = 0.2;
     std::string why;
-    EXPECT_EQ(fetch_agones_public_address(cfg, 5.0, &why, {}, 0.05), "[2001:db8::7]:7300") << why;
+    EXPECT_EQ(fetch_agones_public_address(cfg, kDeadlineS, &why, {}, 0.05), "[2001:db8::7]:7300") << why;
     done = true;
     late.join();
 }
@@ -229,8 +229,7 @@ TEST(AgonesAddress, FetchGivesUpInTimeSayingWhy) {
     auto t0 = std::chrono::steady_clock::now();
     EXPECT_FALSE(fetch_agones_public_address(cfg, 0.4, &why, {}, 0.05));
     auto took = std::chrono::steady_clock::now() - t0;
-    EXPECT_GE(took, std::chrono::milliseconds(300));
-    EXPECT_LT(took, std::chrono::milliseconds(1200));
+    EXPECT_GE(took, std::chrono::milliseconds(300)) << "not before its time";
     EXPECT_NE(why.find("GET /gameserver from 127.0.0.1:" + std::to_string(cfg.port)), std::string::npos) << why;
     EXPECT_NE(why.find("\"node-7.example.com\" is not an IP address"), std::string::npos) << why;
 
@@ -238,9 +237,10 @@ TEST(AgonesAddress, FetchGivesUpInTimeSayingWhy) {
     const uint16_t port = sidecar.port();
     sidecar.stop();
     t0 = std::chrono::steady_clock::now();
-    EXPECT_FALSE(fetch_agones_public_address(cfg, 10.0, &why, [&] { return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(200); }));
+    EXPECT_FALSE(fetch_agones_public_address(cfg, 10 * kDeadlineS, &why, [&] { return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(200); }));
     took = std::chrono::steady_clock::now() - t0;
-    EXPECT_LT(took, std::chrono::seconds(2));
+    EXPECT_LT(took, std::chrono::duration<double>(kDeadlineS)) << "stopped, not waited out";
+    EXPECT_NE(why.find("(stopped)"), std::string::npos) << why;
     EXPECT_NE(why.find("connect"), std::string::npos) << why;
     EXPECT_NE(why.find(std::to_string(port)), std::string::npos) << why;
 }
