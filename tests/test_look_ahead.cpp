@@ -212,15 +212,15 @@ TEST(LookAhead, LiveClientsReceiveTheLookAheadWithItsHorizonAndPlan) {
     test::UdpClient c(server.port());
     c.session.connect(c.now());
     std::vector<SnapshotAssembler::Ready> got;
-    for (int i = 0; i < 400 && got.size() < 5; ++i) {
+    int ticks = 0;
+    test::wait_until([&] { return got.size() >= 5; }, [&] {
         server.set_pose(id, present);
-        if (i > 10) server.set_look_ahead(id, ahead, 0.25f, 7);
+        if (++ticks > 10) server.set_look_ahead(id, ahead, 0.25f, 7);
         server.end_tick();
         c.pump();
         for (SnapshotAssembler::Ready& r : c.session.take_poses())
             if (r.ahead) got.push_back(std::move(r));
-        std::this_thread::sleep_for(std::chrono::milliseconds(3));
-    }
+    }, test::kDeadlineS, std::chrono::milliseconds(3));
     ASSERT_GE(got.size(), 5u) << c.session.state_name();
     for (const SnapshotAssembler::Ready& r : got) {
         EXPECT_EQ(r.ahead_ticks, 15) << "0.25 s at 60 Hz ticks";

@@ -427,7 +427,8 @@ TEST(Parts, AServerJumpingItsTickAheadCostsTheClientNothing) {
     session.on_datagram(net::build_snapshot({3, 0, 0}, 2, 0, 1, empty), 0.1);
     const auto t0 = std::chrono::steady_clock::now();
     session.on_datagram(net::build_snapshot({4, 0, 0}, 4000000002u, 0, 1, empty), 0.2);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(100));
+    // Work per lost tick would take minutes for four billion of them (and listing them, memory).
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
     EXPECT_EQ(session.stats().snapshots_lost, 1999999999u);
     EXPECT_EQ(session.stats().snapshots_received, 2u);
 }
