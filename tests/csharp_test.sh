@@ -12,6 +12,7 @@
 # 4. A token of another key, and a port nobody serves: ConnectionFailedException.
 # 5. A managed KinesyncServer streams a character the C++ reference client receives.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/support/wait.sh"
 
 bin="${1:?usage: csharp_test.sh BUILD_DIR WORK_DIR}"
 work="${2:?usage: csharp_test.sh BUILD_DIR WORK_DIR}"
@@ -71,7 +72,7 @@ start_server() {  # start_server LOG ARGS...: starts kinesync-server, sets serve
   "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --characters 3 --duration 40 "$@" > "$log" 2>&1 &
   server_pid=$!
   pids+=("$server_pid")
-  for _ in $(seq 100); do grep -q "listening on" "$log" && break; sleep 0.05; done
+  wait_for_log "$log" "listening on" "$server_pid" || true
   port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$log" | grep -o '[0-9]*$' || true)
   [ -n "$port" ] || fail "kinesync-server did not start: $(cat "$log")"
 }
@@ -123,7 +124,7 @@ rm -f "$work/managed-server.port"
 tests server 4 "$work/managed-server.port" > "$work/managed-server.log" 2>&1 &
 managed_server=$!
 pids+=("$managed_server")
-for _ in $(seq 100); do [ -s "$work/managed-server.port" ] && break; sleep 0.05; done
+wait_until "$KS_DEADLINE_S" test -s "$work/managed-server.port" || true
 [ -s "$work/managed-server.port" ] || fail "the managed server did not start: $(cat "$work/managed-server.log")"
 "$bin/kinesync-csharp-reference" 127.0.0.1 "$(cat "$work/managed-server.port")" 2 "$work/cpp-managed.txt" > "$work/cpp-managed.log" 2>&1 \
   || fail "C++ client of the managed server: $(cat "$work/cpp-managed.log")"

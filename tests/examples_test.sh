@@ -11,7 +11,8 @@ args=(--port 0 --seconds 5 --record "$work/truth.ksrec")
 if [ -n "$bvh" ] && [ -f "$bvh" ]; then args+=(--bvh "$bvh"); else echo "(no shared clip: the built-in walk)"; fi
 "$server" "${args[@]}" > "$work/server.log" 2>&1 &
 pid=$!
-for _ in $(seq 200); do grep -q '^port ' "$work/server.log" && break; sleep 0.05; done
+source "$(dirname "${BASH_SOURCE[0]}")/support/wait.sh"
+wait_for_log "$work/server.log" '^port ' "$pid" || true
 port=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$work/server.log")
 [ -n "$port" ] || { cat "$work/server.log"; echo "FAIL: the server printed no port"; exit 1; }
 rc=0

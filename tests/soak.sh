@@ -20,7 +20,8 @@ if [ ${#auth[@]} -gt 0 ]; then echo "mode: connect tokens, sealed sessions"; els
 "$build/kinesync-server" --port "$port" --bind 127.0.0.1 "${auth[@]}" --characters 16 --max-clients $((bots + 8)) \
   --teleport-every 10 --reset-every 15 --stats-every 5 --duration "$((seconds + 5))" > "$work/server.log" 2>&1 &
 server=$!
-sleep 1
+source "$(dirname "${BASH_SOURCE[0]}")/support/wait.sh"
+wait_for_log "$work/server.log" "listening on " "$server" || { cat "$work/server.log"; echo "FAIL: the server did not start"; exit 1; }
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$server/status" 2>/dev/null || echo 0; }
 rss_start=$(rss)
 "$build/kinesync-client" --server "127.0.0.1:$port" "${bot_auth[@]}" --bots "$bots" --profile hostile --duration "$seconds" \

@@ -92,6 +92,7 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
     uint64_t received = 0, lost = 0;
     double bps = 0, rtt = 0;
     int connected = 0;
+    size_t characters = 0, joints = 0;
     for (const auto& b : all) {
         const BotReport r = b->report(t);
         received += r.snapshots_received;
@@ -99,10 +100,13 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
         bps += r.bytes_per_s;
         rtt += r.rtt_ms;
         connected += b->state() == ConnectionState::Connected;
+        characters += r.characters_shown;
+        joints += r.joints_shown;
     }
-    std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost | %.1f kB/s per bot | rtt %.1f ms\n", t,
-                int(all.size()), connected, (unsigned long long)received, (unsigned long long)lost, bps / double(all.size()) / 1000.0,
-                rtt / double(all.size()));
+    std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost | %.1f kB/s per bot | rtt %.1f ms | "
+                "shown %zu characters, %zu joints\n",
+                t, int(all.size()), connected, (unsigned long long)received, (unsigned long long)lost, bps / double(all.size()) / 1000.0,
+                rtt / double(all.size()), characters, joints);
     std::fflush(stdout);
 }
 
