@@ -4,7 +4,8 @@
 #
 # Records 6 s of built-in motion (2 characters, teleports), writes a viewer of its broadband replay,
 # opens the page from disk at a frame where interp visibly lags the truth and checks, from the
-# page's #ks-state JSON (chromium --dump-dom): the page is ready without error, at that frame, and
+# page's #ks-state JSON (read by tests/support/page.py, which waits in real time for the state each
+# step needs, under a deadline): the page is ready without error, at that frame, and
 # every stream's root for every character matches the replay's JSON "view_roots" within 2 mm (null
 # where the JSON has none), the +ahead strategies among them, with truth and interp more than 1 cm apart.
 # Then: opened without a frame it plays; opened before snap's first pop with mark=next it lands on it. Then takes two screenshots
@@ -27,7 +28,7 @@ show_log() { [ -f "$1" ] && { echo "--- $1 (last lines):"; tail -n 20 "$1"; }; r
 
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
-rm -rf "$work/view" "$work/chromium-profile" "$work"/shot*.png "$work/dom.html"
+rm -rf "$work/view" "$work/chromium-profile" "$work"/shot*.png "$work"/state*.json
 start=$(date +%s)
 
 # 1. A short recording and its viewer.
@@ -66,15 +67,21 @@ EOF
 read -r frame character <<< "$pick"
 
 url="file://$work/view/index.html?frame=$frame&character=$character"
-flags=(--headless=new --no-sandbox --no-first-run --disable-extensions --hide-scrollbars
-       --use-angle=swiftshader --enable-unsafe-swiftshader --virtual-time-budget=20000
-       --window-size=1280,720 --user-data-dir="$work/chromium-profile")
+browser_cmd=("$browser" --headless=new --no-sandbox --no-first-run --disable-extensions --hide-scrollbars
+             --use-angle=swiftshader --enable-unsafe-swiftshader --window-size=1280,720 --user-data-dir="$work/chromium-profile")
+: > "$work/chromium.log"
+# state_of QUERY CONDITION OUT: the page's #ks-state JSON once CONDITION (Python, on `s`) holds for
+# it, or the last one at the deadline (the checks below then say what is wrong).
+state_of() {
+  if ! timeout 120 python3 "$here/support/page.py" state "file://$work/view/index.html?$1" "$2" -- "${browser_cmd[@]}" \
+      > "$3" 2>> "$work/chromium.log"; then
+    [ -s "$3" ] || { show_log "$work/chromium.log"; fail "chromium did not show the page ($1)"; }
+  fi
+}
+ready_or_error="s.get('ready') or s.get('error') is not None"
 
 # 3. The page's state at that frame.
-if ! timeout 90 "$browser" "${flags[@]}" --dump-dom "$url" > "$work/dom.html" 2> "$work/chromium.log"; then
-  show_log "$work/chromium.log"; fail "chromium --dump-dom failed or timed out"
-fi
-python3 "$here/support/ks_state.py" "$work/dom.html" > "$work/state.json"
+state_of "frame=$frame&character=$character" "$ready_or_error" "$work/state.json"
 python3 - "$work/state.json" "$work/r.json" "$frame" "$character" <<'EOF' || fail "the page's state does not match the replay (see above; page: $url)"
 import json, math, sys
 state, report, frame, character = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3]), int(sys.argv[4])
@@ -130,16 +137,10 @@ print('page state: ready, frame %d of %d (t = %.3f s), character %d: truth %s, i
          gap * 100, checked, len(roots), len(roots['truth']), worst * 1000))
 EOF
 
-# 4. Playing and a pop marker. Opened without a frame the page plays: after the virtual time it
-# is past frame 0. Opened one frame before snap's first pop with mark=next, it stops on that pop
-# (the "mark" button's jump).
-state_of() {  # state_of QUERY OUT: the page's #ks-state JSON
-  if ! timeout 90 "$browser" "${flags[@]}" --dump-dom "file://$work/view/index.html?$1" > "$work/dom2.html" 2>> "$work/chromium.log"; then
-    show_log "$work/chromium.log"; fail "chromium --dump-dom failed or timed out ($1)"
-  fi
-  python3 "$here/support/ks_state.py" "$work/dom2.html" > "$2"
-}
-state_of "character=$character" "$work/state-play.json"
+# 4. Playing and a pop marker. Opened without a frame the page plays: it moves past frame 0.
+# Opened one frame before snap's first pop with mark=next, it stops on that pop (the "mark"
+# button's jump, made as the page starts).
+state_of "character=$character" "s.get('error') is not None or (s.get('ready') and s.get('frame', 0) > 0)" "$work/state-play.json"
 python3 - "$work/state-play.json" <<'EOF' || fail "the page did not play"
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -147,10 +148,10 @@ if not s.get('ready') or not s.get('frame', 0) > 0:
     sys.exit('opened without a frame, the page is at frame %s (ready %s): it did not play' % (s.get('frame'), s.get('ready')))
 print('playing: from frame 0 to frame %d of %d' % (s['frame'], s['frames']))
 EOF
-state_of "frame=0&character=$character&strategies=snap" "$work/state-pops.json"
+state_of "frame=0&character=$character&strategies=snap" "$ready_or_error" "$work/state-pops.json"
 first_pop=$(python3 -c 'import json, sys; p = [f for f in json.load(open(sys.argv[1])).get("pops", []) if f > 1]; print(p[0] if p else "")' "$work/state-pops.json")
 [ -n "$first_pop" ] || fail "snap shows no pop for character $character (the marker test needs one)"
-state_of "frame=$((first_pop - 1))&character=$character&strategies=snap&mark=next" "$work/state-mark.json"
+state_of "frame=$((first_pop - 1))&character=$character&strategies=snap&mark=next" "$ready_or_error" "$work/state-mark.json"
 python3 - "$work/state-mark.json" "$first_pop" <<'EOF' || fail "the next-marker jump did not land on the pop"
 import json, sys
 s, want = json.load(open(sys.argv[1])), int(sys.argv[2])
@@ -161,9 +162,10 @@ EOF
 
 # 5. Screenshots: the overlay, then side by side. The 3D view is the page's top left (the panel is
 # 340 px wide, the timeline about 175 px tall); the region leaves out the HUD's text.
-shot() {  # shot FILE QUERY-SUFFIX
-  if ! timeout 90 "$browser" "${flags[@]}" --screenshot="$1" "$url$2" > /dev/null 2>> "$work/chromium.log" || [ ! -s "$1" ]; then
-    show_log "$work/chromium.log"; fail "chromium --screenshot did not write $1"
+shot() {  # shot FILE QUERY-SUFFIX: once the page is ready and drawn
+  if ! timeout 120 python3 "$here/support/page.py" shot "$url$2" "$1" -- "${browser_cmd[@]}" > /dev/null 2>> "$work/chromium.log" \
+      || [ ! -s "$1" ]; then
+    show_log "$work/chromium.log"; fail "chromium did not take the screenshot $1"
   fi
   python3 "$here/support/check_png.py" "$1" --min-colours 16 --min-foreground 0.02 || fail "$1 looks blank"
   # The ghosts are the only strongly tinted things there besides the 1 m bar (about 0.3 %).
