@@ -11,8 +11,8 @@ mkdir -p "$dir"
 source "$(dirname "${BASH_SOURCE[0]}")/support/wait.sh"
 out=""
 fail() { echo "FAIL ($check): $*"; [ -n "$out" ] && printf '%s\n' "$out"; [ -n "${log:-}" ] && [ -f "$log" ] && cat "$log"; exit 1; }
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
+# The jobs still running (not a list of PIDs: one already reaped may have been reused by then).
+cleanup() { local p; for p in $(jobs -p); do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
 
 # http_get PATH: sets code and body (curl, or bash's /dev/tcp without it).
@@ -37,7 +37,7 @@ start_server() {
   for _ in 1 2 3 4 5; do
     hport=$((20000 + RANDOM % 40000))
     "$bin/kinesync-server" --bind 127.0.0.1 --http-port "$hport" "$@" > "$log" 2>&1 &
-    pid=$!; pids+=("$pid")
+    pid=$!
     if wait_for_log "$log" "http: .* on 127\.0\.0\.1:$hport" "$pid"; then
       port=$(listening_port "$log")
       return 0
@@ -129,7 +129,7 @@ drain)
   # timed out), the recording complete up to the last tick.
   start_server "$dir/server.log" --port 0 --record "$dir/session.ksrec" --drain-grace 2
   "$bin/kinesync-client" --server "127.0.0.1:$port" --bots 1 --duration 8 --stats-every 0.1 > "$dir/bot.log" 2>&1 &
-  bot=$!; pids+=("$bot")
+  bot=$!
   wait_for_log "$dir/bot.log" 'connected 1 ' "$bot" || { out=$(cat "$dir/bot.log"); fail "bot did not connect"; }
   sleep 0.7  # not on a chunk boundary, most likely: a recording not closed would lack the last partial chunk
   stopped_at=$(tail -1 "$dir/bot.log" | sed -n 's/^\[ *\([0-9.]*\) s\].*/\1/p')
@@ -223,7 +223,7 @@ server.serve_forever()
 PY
   start_sidecar() {
     rm -f "$dir/sidecar.port" "$dir/sidecar.requests"
-    python3 "$dir/sidecar.py" "$1" "$dir" & sidecar=$!; pids+=("$sidecar")
+    python3 "$dir/sidecar.py" "$1" "$dir" & sidecar=$!
     wait_until "$KS_DEADLINE_S" test -f "$dir/sidecar.port"
     sport=$(cat "$dir/sidecar.port" 2>/dev/null) || fail "the fake sidecar did not start"
   }
@@ -237,7 +237,7 @@ PY
   [ "$(grep -c '^GET /gameserver$' "$dir/sidecar.requests")" = 3 ] || fail "not 3 GET /gameserver: $(cat "$dir/sidecar.requests")"
   "$bin/kinesync-token" issue --key-file "$dir/k.key" --server "127.0.0.1:$udp" --client-id 7 --out "$dir/t.kstoken" || fail "issue"
   "$bin/kinesync-client" --server "127.0.0.1:$udp" --token "$dir/t.kstoken" --duration 0 --stats-every 0.2 > "$dir/client.log" 2>&1 &
-  client=$!; pids+=("$client")
+  client=$!
   wait_for_log "$dir/client.log" "connected 1" "$client" || { out=$(cat "$dir/client.log"); fail "a token for the learnt address did not connect"; }
   kill -TERM "$client"; wait "$client" || { out=$(cat "$dir/client.log"); fail "client with a token"; }
   stop

@@ -8,8 +8,7 @@ bin="$1"; dir="$2"
 mkdir -p "$dir"
 source "$(dirname "${BASH_SOURCE[0]}")/support/wait.sh"
 fail() { echo "FAIL: $*"; exit 1; }
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
+trap 'for p in $(jobs -p); do kill "$p" 2>/dev/null || true; done' EXIT
 # bot_shows LOG JOINTS PID: the bot's last stats line shows both characters whole, from over 30
 # snapshots (or the bot has ended).
 bot_shows() {
@@ -26,12 +25,12 @@ for rig in game stress; do
   # shows every joint of both characters (however long a loaded or sanitized build takes).
   "$bin/kinesync-server" --rig "$rig" --port 0 --bind 127.0.0.1 --characters 2 --seed 2 \
       --record "$dir/$rig.ksrec" > "$dir/$rig-server.log" 2>&1 &
-  server=$!; pids+=("$server")
+  server=$!
   wait_for_log "$dir/$rig-server.log" 'listening on 127\.0\.0\.1:[0-9]+ ' "$server" || { cat "$dir/$rig-server.log"; fail "$rig: server did not start"; }
   port=$(listening_port "$dir/$rig-server.log")
   "$bin/kinesync-client" --server "127.0.0.1:$port" --profile mobile --duration 0 --stats-every 0.5 --report "$dir/$rig-bot.json" \
       > "$dir/$rig-bot.log" 2>&1 &
-  bot=$!; pids+=("$bot")
+  bot=$!
   wait_until "$KS_DEADLINE_S" bot_shows "$dir/$rig-bot.log" "$joints" "$bot" || true
   kill -TERM "$bot" 2>/dev/null || true
   wait "$bot" || { cat "$dir/$rig-bot.log"; fail "$rig: bot failed"; }
