@@ -511,3 +511,34 @@ TEST(Reconstruct, ANewerPlanVoidsWhatOlderPlansSaidOfTheTimeAfterIt) {
     r.add_snapshot(0.3, still, 0, 0, 0.05);  // a late snapshot of the old plan about the time after
     EXPECT_NEAR(r.render(0.2, 1.0 / 60.0).pos[0].x, x, 1e-5f) << "void on arrival";
 }
+
+TEST(Reconstruct, AheadStrategiesShowANewEpochAsSoonAsItArrives) {
+    // Look-ahead snapshots 0.25 s ahead of a root standing at x = 0 (epoch 0), computed every 1/30 s
+    // up to 0.4 s. A teleport at 0.42 s to x = 20 (epoch 1): its first snapshot, computed at
+    // 0.4333 s for 0.5333 s, arrives at 0.45 s. From then on both +ahead forms show the new place,
+    // though the render time has not reached that snapshot's time, and an epoch-0 snapshot of a
+    // time after 0.4333 s (arriving late) is void.
+    const Skeleton s = three_joints();
+    Pose before(3);
+    for (int j = 0; j < 3; ++j) before.pos[size_t(j)] = s.offsets[size_t(j)];
+    Pose after = before;
+    after.pos[0].x = 20.0f;
+    for (const Strategy st : ahead_strategies()) {
+        ReconstructConfig cfg;
+        cfg.strategy = st;
+        CharacterReconstructor r(s, cfg);
+        for (int i = 0; i <= 12; ++i) {
+            if (i == 6) continue;  // computed at 0.2 s: it arrives late, below
+            r.add_snapshot(i / 30.0 + 0.25, before, 0, 0, i / 30.0);
+        }
+        for (int frame = 20; frame < 27; ++frame) r.render(frame / 60.0, 1.0 / 60.0);
+        EXPECT_NEAR(r.displayed().pos[0].x, 0.0f, 1e-4f) << strategy_name(st) << ": before the news";
+        r.add_snapshot(0.4333 + 0.1, after, 1, 0, 0.4333);
+        r.add_snapshot(0.2 + 0.25, before, 0, 0, 0.2);
+        for (int frame = 27; frame < 32; ++frame) {  // 0.45 .. 0.5167 s
+            const Pose& shown = r.render(frame / 60.0, 1.0 / 60.0);
+            EXPECT_NEAR(shown.pos[0].x, 20.0f, 0.01f) << strategy_name(st) << " at frame " << frame;
+            EXPECT_EQ(r.shown_epoch(), 1) << strategy_name(st) << " at frame " << frame;
+        }
+    }
+}

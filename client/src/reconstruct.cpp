@@ -103,13 +103,14 @@ bool CharacterReconstructor::predict(Pose& out, const Snap& newest, double when)
 }
 
 void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t epoch, uint16_t plan, double computed_at) {
-    // Epochs only move forward (16-bit, wrapping). A newer epoch from time t voids what older ones
-    // said of t and after (look-ahead snapshots of the old motion reach past the change), and an
-    // older epoch's snapshot from then on is void on arrival.
+    // Epochs only move forward (16-bit, wrapping). A newer epoch computed at `from` began by then: it
+    // voids what older ones said of that time and after (look-ahead snapshots of the old motion reach
+    // past the change), and an older epoch's snapshot of that time or after is void on arrival.
+    const double from = computed_at > -1e299 ? std::min(computed_at, t) : t;
     auto older = [](uint16_t a, uint16_t b) { return int16_t(uint16_t(a - b)) < 0; };
     for (const Snap& s : snaps_)
-        if (older(epoch, s.epoch) && t >= s.t) return;
-    std::erase_if(snaps_, [&](const Snap& s) { return older(s.epoch, epoch) && s.t >= t; });
+        if (older(epoch, s.epoch) && t >= s.from) return;
+    std::erase_if(snaps_, [&](const Snap& s) { return older(s.epoch, epoch) && s.t >= from; });
     // Plans the same way, from the moment the newer one was computed: a decision there changed the
     // future the older look-aheads described.
     if (any_plan_ && older(plan, newest_plan_) && t > newest_plan_from_) return;
@@ -123,7 +124,7 @@ void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t e
     std::erase_if(snaps_, [&](const Snap& s) { return older(s.plan, newest_plan_) && s.t > newest_plan_from_; });
     auto it = std::lower_bound(snaps_.begin(), snaps_.end(), t, [](const Snap& s, double v) { return s.t < v; });
     if (it != snaps_.end() && it->t == t) return;  // a duplicate
-    snaps_.insert(it, Snap{t, epoch, pose, plan});
+    snaps_.insert(it, Snap{t, epoch, pose, plan, from});
     // Keep about a second of history (the interpolating strategies look back 100 ms).
     while (snaps_.size() > 2 && snaps_.back().t - snaps_.front().t > 1.0) snaps_.pop_front();
 }
@@ -143,17 +144,18 @@ void CharacterReconstructor::extrapolate(Pose& out, const Snap& s, double now, f
     }
 }
 
-void CharacterReconstructor::interpolate(Pose& out, double when, bool hermite) {
+uint16_t CharacterReconstructor::interpolate(Pose& out, double when, bool hermite, bool newer_at_once) {
     // The snapshots around `when` (same epoch); hold the nearest one outside.
     size_t b = 0;
     while (b < snaps_.size() && snaps_[b].t <= when) ++b;
     if (b == 0) {
         out = snaps_.front().pose;
-        return;
+        return snaps_.front().epoch;
     }
     if (b == snaps_.size() || snaps_[b - 1].epoch != snaps_[b].epoch) {
-        out = snaps_[b - 1].pose;  // never across an epoch: hold until the new one's time comes
-        return;
+        const Snap& held = newer_at_once && b < snaps_.size() ? snaps_[b] : snaps_[b - 1];  // never across an epoch
+        out = held.pose;
+        return held.epoch;
     }
     const Snap& s0 = snaps_[b - 1];
     const Snap& s1 = snaps_[b];
@@ -167,7 +169,7 @@ void CharacterReconstructor::interpolate(Pose& out, double when, bool hermite) {
         c = s1.pose;
         for (size_t j = 0; j < a.pos.size(); ++j) a.vel[j] = a.ang[j] = a.svl[j] = c.vel[j] = c.ang[j] = c.svl[j] = vec3{};
         op_blend(out, a, c, x, inv);
-        return;
+        return s0.epoch;
     }
     // Cubic Hermite with the snapshots' velocities (rotations in s0's rotation-vector space, the
     // end tangent through the inverse left Jacobian, as op_sample_cubic does).
@@ -189,6 +191,7 @@ void CharacterReconstructor::interpolate(Pose& out, double when, bool hermite) {
         out.scl[j] = exp(h00 * l0 + h10 * n0 + h01 * l1 + h11 * n1);
         out.svl[j] = (d00 * l0 + d10 * n0 + d01 * l1 + d11 * n1) * inv;
     }
+    return s0.epoch;
 }
 
 const Pose& CharacterReconstructor::render(double now, double dt) {
@@ -204,10 +207,10 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
             break;
         case Strategy::Interp:
         case Strategy::Hermite:
-            interpolate(out_, now - cfg_.interp_delay_s, cfg_.strategy == Strategy::Hermite);
+            shown_epoch_ = interpolate(out_, now - cfg_.interp_delay_s, cfg_.strategy == Strategy::Hermite);
             break;
         case Strategy::HermiteAhead:
-            interpolate(out_, now, true);
+            shown_epoch_ = interpolate(out_, now, true, true);
             break;
         case Strategy::Extrap:
             extrapolate(out_, newest, now, 1e9f, 1e9f);
@@ -258,14 +261,9 @@ const Pose& CharacterReconstructor::render(double now, double dt) {
             }
             break;
     }
-    // The epoch now shown (the interpolating ones show an epoch once the render time reaches it).
-    if (cfg_.strategy == Strategy::Interp || cfg_.strategy == Strategy::Hermite || cfg_.strategy == Strategy::HermiteAhead) {
-        const double shown_t = now - display_delay();
-        for (const Snap& s : snaps_)
-            if (s.t <= shown_t) shown_epoch_ = s.epoch;
-    } else {
+    // The epoch now shown (the interpolating ones set it above).
+    if (cfg_.strategy != Strategy::Interp && cfg_.strategy != Strategy::Hermite && cfg_.strategy != Strategy::HermiteAhead)
         shown_epoch_ = newest.epoch;
-    }
     have_display_ = true;
     last_now_ = now;
     return out_;

@@ -24,7 +24,9 @@ public:
     // A snapshot of the character (joint 0 in the world) at server time t (its tick / tick rate).
     // Snapshots may arrive out of order; older than the newest are kept for interpolation only.
     // A look-ahead snapshot is the pose the server expected at t, computed at `computed_at` under
-    // `plan`: a newer plan voids what older ones said of the time after its computed_at.
+    // `plan`: a newer plan voids what older ones said of the time after its computed_at, and a
+    // newer epoch what older epochs said of the time from its computed_at on (the epoch began by
+    // then). Without computed_at, the snapshot was computed at t.
     void add_snapshot(double t, const Pose& pose, uint16_t epoch, uint16_t plan = 0, double computed_at = -1e300);
     // The pose to show at server time `now` (render frames in order; dt since the last one).
     const Pose& render(double now, double dt);
@@ -33,7 +35,7 @@ public:
     // The delay this strategy shows the motion with (0 for the extrapolating ones).
     double display_delay() const;
     // The epoch of the motion shown by the last render (interp/hermite switch when their render
-    // time reaches the new epoch's first snapshot).
+    // time reaches the new epoch's first snapshot, hermite+ahead as soon as it has one).
     uint16_t shown_epoch() const { return shown_epoch_; }
 
 private:
@@ -42,12 +44,16 @@ private:
         uint16_t epoch;
         Pose pose;
         uint16_t plan = 0;
+        double from = 0;  // when it was computed (t for a present snapshot)
     };
     // Uses scratch_ past the cap; joint 0 with root_halflife when it differs (uses root_in_/root_out_).
     void extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife);
     void limit_correction_frequencies();  // omega_ from offset_
     void render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt);
-    void interpolate(Pose& out, double when, bool hermite);  // uses target_ and transition_
+    // The snapshots around `when` interpolated; across an epoch the older is held (a delayed display
+    // reaches the newer at its time) or, `newer_at_once`, the newer shown (the present is past the
+    // time it was computed). Returns the epoch shown. Uses target_ and transition_.
+    uint16_t interpolate(Pose& out, double when, bool hermite, bool newer_at_once = false);
     // What the snapshots say the pose is at `when`: the newest extrapolated; with look-ahead, the
     // two around `when` interpolated (true) when there are two. Uses scratch_ (extrapolate).
     bool predict(Pose& out, const Snap& newest, double when);
