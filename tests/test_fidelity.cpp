@@ -333,6 +333,50 @@ TEST(Fidelity, ALateViewOfThePreTeleportPathIsNotSmear) {
     EXPECT_EQ(still.result().teleport_smear_frames, 1);
 }
 
+TEST(Fidelity, TheOldMotionCarriedOnBeforeTheNewsIsNotSmear) {
+    // Running at 4 m/s along +x, through a = 0 at T (frame 30), teleported 10 m ahead to b. A
+    // display that carries the old motion on (an extrapolation) is on the way from a to b, more
+    // than 25 cm from both and from every place the character was, from 4 frames after T. Before
+    // the news (12 frames after T) it cannot know b: not smear. The same display after the news is.
+    const double T = 30 / kHz;
+    const vec3 a0(0, 0, 0), b0(10, 0, 0), v(4, 0, 0);
+    auto root = [&](double t) { return t < T - 1e-9 ? a0 + v * float(t - T) : b0 + v * float(t - T); };
+    auto carried_on = [&](int i, double t, const std::vector<vec3>& g) {
+        return i >= 30 && i < 42 ? offset_all(g, a0 + v * float(t - T) - g[0]) : g;
+    };
+    FidelityAccumulator blackout;
+    change(blackout, 0, {T, a0, b0}, 12);
+    run(blackout, 0, 90, root, carried_on);
+    EXPECT_EQ(blackout.result().teleport_smear_frames, 0);
+    EXPECT_EQ(blackout.result().blackout_frames, 12);
+    FidelityAccumulator known;
+    change(known, 0, {T, a0, b0}, 0);
+    run(known, 0, 90, root, carried_on);
+    EXPECT_EQ(known.result().teleport_smear_frames, 8) << "frames 34..41: 27 to 73 cm past a";
+}
+
+TEST(Fidelity, ALateViewOfThePathAfterATeleportIsNotSmear) {
+    // Teleported at T from a = 0 to b = 5 m along +x, the character walks back towards a at
+    // 2.8 m/s. A display 150 ms late (claiming no delay) shows, from about 90 ms after T on, places
+    // on the way from a to b more than 25 cm from both and from the truth now, but places the
+    // character truly was after the teleport: not smear. Had it walked the other way, they would be.
+    const double T = 30 / kHz;
+    const vec3 a0(0, 0, 0), b0(5, 0, 0), back(-2.8f, 0, 0);
+    for (bool walks : {true, false}) {
+        auto root = [&](double t) { return t < T - 1e-9 ? a0 : b0 + back * float(walks ? t - T : T - t); };
+        FidelityAccumulator acc;
+        change(acc, 0, {T, a0, b0}, 0);
+        run(acc, 0, 90, root, [&](int, double t, const std::vector<vec3>&) {
+            return body(t - 0.15 < T - 1e-9 ? a0 : b0 + back * float(t - 0.15 - T), t - 0.15);
+        });
+        if (walks) {
+            EXPECT_EQ(acc.result().teleport_smear_frames, 0);
+        } else {
+            EXPECT_GT(acc.result().teleport_smear_frames, 10);
+        }
+    }
+}
+
 TEST(Fidelity, ExponentialConvergenceSettlesFromTheNews) {
     // Truth at b from T on; the news comes 4 frames later, at A, and the display converges from a
     // then: p = b + (a - b) exp(-(t - A) / 0.1), |a - b| = 1 m. Within 5 cm when

@@ -104,7 +104,56 @@ std::string json_of(const RecordingReadResult& rec, const ReplayConfig& cfg, con
     (void)rec;
     return fidelity_json(h, reports);
 }
+
+// One character running at 4 m/s along +x, teleported 10 m further along its way at tick 168,
+// 0.2 s before the recording ends at tick 180 (3 s): a server stopped (SIGTERM) just after a
+// teleport, the teleport's news still on its way to a client 150 ms away when the recording ends.
+std::string running_into_a_teleport_at_the_end() {
+    Skeleton sk;
+    sk.names = {"root", "a", "b"};
+    sk.parents = {-1, 0, 1};
+    sk.offsets = {{0, 1, 0}, {0, 0.4f, 0}, {0, 0.4f, 0}};
+    RecordingHeader h;
+    h.skeletons = {sk};
+    h.skeleton_names = {"runner"};
+    h.metres_per_unit = {1.0f};
+    h.characters = {{0, 0, "runner"}};
+    const std::string path =
+        testing::TempDir() + "/replay-" + testing::UnitTest::GetInstance()->current_test_info()->name() + ".ksrec";
+    RecordingWriter w(path, h);
+    const uint32_t teleport = 168, last = 180;
+    for (uint32_t tick = 1; tick <= last; ++tick) {
+        RecordedFrame f;
+        f.tick = tick;
+        RecordedCharacter c;
+        c.epoch = tick >= teleport ? 1 : 0;
+        c.pose = Pose(3);
+        for (size_t j = 0; j < 3; ++j) c.pose.pos[j] = sk.offsets[j];
+        c.pose.pos[0] = {4.0f * float(tick) / 60.0f + (tick >= teleport ? 10.0f : 0.0f), 1.0f, 0.0f};
+        c.pose.vel[0] = {4.0f, 0.0f, 0.0f};
+        f.characters.push_back(c);
+        if (tick == teleport) f.events.push_back({0, 1, 0, tick});
+        w.write(f);
+    }
+    w.close();
+    return path;
+}
+
 }  // namespace
+
+TEST(Replay, ARecordingEndingInATeleportsBlackoutHasNoSmear) {
+    // Extrapolating strategies carry the running on while the teleport's news is on its way: on
+    // the way to the destination, but no display can know it yet (the network's share).
+    const RecordingReadResult rec = read_recording(running_into_a_teleport_at_the_end());
+    ReplayConfig cfg;
+    cfg.profile.latency_ms = 150;
+    const ReplayResult r = run_replay(rec, cfg);
+    ASSERT_EQ(r.strategies.size(), all_strategies().size());
+    for (const auto& s : r.strategies) {
+        EXPECT_GE(s.result.blackout_frames, 8) << strategy_name(s.strategy);
+        EXPECT_EQ(s.result.teleport_smear_frames, 0) << strategy_name(s.strategy);
+    }
+}
 
 TEST(Replay, SameInputsAndSeedGiveIdenticalJson) {
     const ClipLibrary lib = builtin_clip_library();

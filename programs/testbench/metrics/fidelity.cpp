@@ -238,7 +238,7 @@ bool FidelityAccumulator::advance_epochs(Character& c, double t, int display_epo
         reached.reached = true;
         jump = true;
         for (const auto& [tr, r] : c.roots)
-            if (tr >= reached.mark.time_s - 1.0) reached.before.push_back(r);
+            if (tr >= reached.mark.time_s - 1.0) reached.path.push_back(r);
         ++c.next;
     }
     // Only the reached changes from c.open on can still be in blackout or await their rendition
@@ -262,7 +262,7 @@ bool FidelityAccumulator::advance_epochs(Character& c, double t, int display_epo
 }
 
 // The display's root on the way between an epoch change's origin and destination, far from both,
-// from the truth, from the reference and from where the character was in the second before.
+// from the truth, from the reference and from every place the character was since a second before.
 bool FidelityAccumulator::smeared(const Epoch& ep, vec3 shown_root, vec3 true_root, double to_ref) const {
     const double thr = cfg_.smear_threshold_m;
     const d3 a = D(ep.mark.origin_m), b = D(ep.mark.destination_m), p = D(shown_root);
@@ -272,12 +272,12 @@ bool FidelityAccumulator::smeared(const Epoch& ep, vec3 shown_root, vec3 true_ro
     const double u = dot(p - a, ab) / L2;
     const double lateral = norm(p - (a + ab * u));
     bool where_it_was = false;
-    for (const vec3& r : ep.before) where_it_was = where_it_was || dist(shown_root, r) <= thr;
+    for (const vec3& r : ep.path) where_it_was = where_it_was || dist(shown_root, r) <= thr;
     return u > 0 && u < 1 && lateral <= thr && norm(p - a) > thr && norm(p - b) > thr && to_ref > thr &&
            dist(shown_root, true_root) > thr && !where_it_was;
 }
 
-// The current epoch change: smear (blackout included), arrival, settle (from A).
+// The current epoch change: smear (from the news), arrival, settle (from A).
 void FidelityAccumulator::follow_epoch(Character& c, double t, double d, vec3 true_root, vec3 shown_root, vec3 ref) {
     if (c.next == 0) return;
     Epoch& ep = c.epochs[c.next - 1];
@@ -288,8 +288,10 @@ void FidelityAccumulator::follow_epoch(Character& c, double t, double d, vec3 tr
     const double to_ref = dist(shown_root, ref);
     if (!ep.arrived && t - T >= cfg_.smear_window_s - kTimeTol) ep.window_expired = true;
     if (!ep.arrived && !ep.window_expired) {
-        if (smeared(ep, shown_root, true_root, to_ref)) ++smear_;
+        ep.path.push_back(true_root);
+        if (ep.news <= t + kTimeTol && smeared(ep, shown_root, true_root, to_ref)) ++smear_;
         if (post && to_ref <= cfg_.smear_threshold_m) ep.arrived = true;
+        if (ep.arrived || ep.window_expired) std::vector<vec3>().swap(ep.path);
     }
     if (ep.settled || ep.news > t + kTimeTol) return;
     if (!(post && to_ref <= cfg_.settle_radius_m)) {

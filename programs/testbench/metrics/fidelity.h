@@ -44,13 +44,14 @@
 //    frame time), where R is the true root (linear between frames, never across a jump). A change
 //    not settled when the data ends or the character's next change comes counts the time from A
 //    to its last frame. mean and max over epoch changes with news.
-//  - teleport_smear_frames: frames with T <= t < T + smear_window_s (2 s) while the display has
+//  - teleport_smear_frames: frames with A <= t < T + smear_window_s (2 s) while the display has
 //    not yet "arrived" (come within smear_threshold_m of R(t - d) at a frame with t - d >= T),
 //    where the displayed root p is on the way between origin a and destination b: projection
 //    u = (p - a).(b - a) / |b - a|^2 strictly inside (0, 1), within smear_threshold_m (25 cm) of the
-//    line, more than 25 cm from a, b, R(t), R(t - d) and every true root of the second before T (a
-//    late view of where the character truly was is not a smear). Blackout frames count too: a
-//    slide that starts before the news is still a slide.
+//    line, more than 25 cm from a, b, R(t), R(t - d) and every true root from a second before T
+//    up to t (a late view of where the character truly was, before the change or after it, is not
+//    a smear). Blackout frames do not count: before the news no display knows the destination,
+//    and what it shows then (the old motion carried on) is the network's share.
 //  - blackout_ms: A - T, mean and max over epoch changes with news.
 //  - No data: statistics with no samples are NaN (written as null in JSON).
 //  - bytes_per_s = sum bytes / sum seconds of add_bytes; bits_per_joint = sum bits / sum joints of
@@ -187,7 +188,7 @@ private:
         bool arrived = false, window_expired = false;  // smear bookkeeping
         bool settled = false, run = false;
         double run_start = 0, settle_s = 0;
-        std::vector<vec3> before;  // true root over the second before T
+        std::vector<vec3> path;    // true root from a second before T on, while smear is looked for
     };
     struct Slot {  // one frame kept for the delayed second differences
         double t = 0;
