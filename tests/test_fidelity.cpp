@@ -756,23 +756,79 @@ TEST(Fidelity, JsonIsWellFormedExactAndDeterministic) {
     EXPECT_NO_THROW(JsonReader{fidelity_json(h, {})}.document());
 }
 
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    for (size_t b = 0, e; (e = text.find('\n', b)) != std::string::npos; b = e + 1) lines.push_back(text.substr(b, e - b));
+    return lines;
+}
+
+// (start, end) of each space-separated word of a line.
+std::vector<std::pair<size_t, size_t>> word_spans(const std::string& line) {
+    std::vector<std::pair<size_t, size_t>> spans;
+    for (size_t b = line.find_first_not_of(' '); b != std::string::npos; b = line.find_first_not_of(' ', b)) {
+        const size_t e = std::min(line.find(' ', b), line.size());
+        spans.emplace_back(b, e);
+        b = e;
+    }
+    return spans;
+}
+
+// The column names, the rows' lines, and the legend and notes (joined into one line each) of a table.
+struct ParsedTable {
+    std::vector<std::string> columns, rows;
+    std::string legend, notes;
+};
+ParsedTable parse_table(const std::string& table) {
+    ParsedTable p;
+    const std::vector<std::string> lines = lines_of(table);
+    size_t i = 2;  // after the recording and profile lines
+    for (const auto& [b, e] : word_spans(lines.at(i))) p.columns.push_back(lines[i].substr(b, e - b));
+    for (++i; i < lines.size() && lines[i].rfind("columns: ", 0) != 0; ++i) p.rows.push_back(lines[i]);
+    std::string* into = nullptr;
+    for (; i < lines.size(); ++i) {
+        if (lines[i].rfind("columns: ", 0) == 0) into = &p.legend;
+        else if (lines[i].rfind("note: ", 0) == 0) into = &p.notes;
+        else if (lines[i].rfind("  ", 0) != 0) into = nullptr;
+        if (!into) continue;
+        if (!into->empty()) *into += ' ';
+        into->append(lines[i], lines[i].find_first_not_of(' '));
+    }
+    return p;
+}
+
+// Every row has a cell under each column name: the strategy left-aligned with its name, the
+// numbers right-aligned with theirs.
+void expect_aligned(const std::string& table) {
+    const std::vector<std::string> lines = lines_of(table);
+    const auto head = word_spans(lines.at(2));
+    for (const std::string& row : parse_table(table).rows) {
+        const auto cells = word_spans(row);
+        ASSERT_EQ(cells.size(), head.size()) << row;
+        EXPECT_EQ(cells[0].first, head[0].first) << row;
+        for (size_t c = 1; c < head.size(); ++c) EXPECT_EQ(cells[c].second, head[c].second) << "column " << c << ": " << row;
+    }
+}
+
+}  // namespace
+
 TEST(Fidelity, TableFitsInOneHundredTwentyColumnsWithALegend) {
     const std::string table = fidelity_table(test_header(), test_results());
-    std::vector<std::string> lines;
-    for (size_t b = 0, e; (e = table.find('\n', b)) != std::string::npos; b = e + 1) lines.push_back(table.substr(b, e - b));
-    ASSERT_EQ(lines.size(), 8u) << table;
+    const std::vector<std::string> lines = lines_of(table);
     EXPECT_EQ(lines[0].rfind("recording ", 0), 0u);
     EXPECT_NE(lines[1].find("mobile"), std::string::npos);
     EXPECT_NE(lines[1].find("seed 7"), std::string::npos);
     EXPECT_EQ(lines[2].rfind("strategy", 0), 0u);
     EXPECT_EQ(lines[3].rfind("deadblend+sod", 0), 0u);
     EXPECT_EQ(lines[4].rfind("snap", 0), 0u);
-    EXPECT_EQ(lines[2].size(), lines[3].size());
     EXPECT_NE(lines[4].find(" inf "), std::string::npos);
     EXPECT_NE(lines[4].find(" - "), std::string::npos);
-    EXPECT_EQ(lines[5].rfind("(present:", 0), 0u) << "a one-line legend of the columns";
-    EXPECT_EQ(lines[6].rfind("(sod: second-order dynamics", 0), 0u) << "and of the names";
-    EXPECT_EQ(lines[7].rfind("blackout ", 0), 0u);
+    expect_aligned(table);
+    const ParsedTable p = parse_table(table);
+    EXPECT_NE(p.legend.find("sod: second-order dynamics"), std::string::npos) << "the names are explained too";
+    EXPECT_NE(p.legend.find("+ahead: shows the server's look-ahead"), std::string::npos);
+    EXPECT_EQ(lines.back().rfind("blackout ", 0), 0u);
     for (size_t i = 1; i < lines.size(); ++i) EXPECT_LE(lines[i].size(), 120u) << lines[i];
     // Realistic worst case: metres of error, thousands of pops, seconds of settle.
     std::vector<StrategyReport> big(1);
@@ -787,9 +843,41 @@ TEST(Fidelity, TableFitsInOneHundredTwentyColumnsWithALegend) {
     r.teleport_smear_frames = 12345;
     r.teleport_settle_ms_mean = 12345;
     r.teleport_settle_ms_max = 123456;
+    r.worst = {17.4, 3, 29, 0.25, 17.33, 17.38, 25.1, 0, 1};
     const std::string t2 = fidelity_table(test_header(), big);
-    for (size_t b = t2.find('\n') + 1, e; (e = t2.find('\n', b)) != std::string::npos; b = e + 1)
-        EXPECT_LE(e - b, 120u) << t2.substr(b, e - b);
+    for (const std::string& line : lines_of(t2)) EXPECT_LE(line.size(), 120u) << line;
+    expect_aligned(t2);
+}
+
+TEST(Fidelity, TableStaysAlignedWithFiveDigitPopsAndALongStrategyName) {
+    std::vector<StrategyReport> res = test_results();
+    res[0].result.pops = 12345;
+    res[1].result.pops = 54321;
+    StrategyReport longer = res[0];
+    longer.strategy = "deadblend+sod+ahead";
+    longer.result.pops = 7;
+    longer.result.present_err_cm.max = 2541.0;
+    longer.result.display_delay_ms = 100;
+    longer.result.worst = {17.4, 3, 29, 0.25, 17.33, 17.38, 25.1, 0, 1};
+    res.push_back(longer);
+    const std::string table = fidelity_table(test_header(), res);
+    expect_aligned(table);
+    const ParsedTable p = parse_table(table);
+    EXPECT_EQ(p.columns, fidelity_table_columns());
+    ASSERT_EQ(p.rows.size(), 3u);
+    EXPECT_NE(p.rows[0].find(" 12345 "), std::string::npos) << p.rows[0];
+    EXPECT_EQ(p.rows[2].rfind("deadblend+sod+ahead ", 0), 0u);
+    std::vector<std::string> unique = p.columns;
+    std::sort(unique.begin(), unique.end());
+    EXPECT_EQ(std::unique(unique.begin(), unique.end()), unique.end()) << "no two columns alike";
+    for (const std::string& c : p.columns) EXPECT_NE(p.legend.find(c + " = "), std::string::npos) << c << " has no legend: " << p.legend;
+    // The 25 m max is noted with its frame and cause; the 2 cm one is not.
+    EXPECT_NE(p.notes.find("err_max 2541 cm (deadblend+sod+ahead) at 17.400 s, character 3, joint 29"), std::string::npos) << p.notes;
+    EXPECT_NE(p.notes.find("after the news of its 25.1 m teleport at 17.330 s, the display still showed the place before it"),
+              std::string::npos) << p.notes;
+    EXPECT_NE(p.notes.find("display delay of 100 ms"), std::string::npos) << p.notes;
+    EXPECT_EQ(p.notes.find("(deadblend+sod)"), std::string::npos) << p.notes;
+    for (const std::string& line : lines_of(table)) EXPECT_LE(line.size(), 120u) << line;
 }
 
 TEST(Fidelity, SvgIsWellFormedWithSeriesAndTeleports) {

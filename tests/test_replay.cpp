@@ -155,6 +155,26 @@ TEST(Replay, ARecordingEndingInATeleportsBlackoutHasNoSmear) {
     }
 }
 
+TEST(Replay, TheWorstFrameNamesTheTeleportAnInterpolatingDisplayStillShowedBefore) {
+    const RecordingReadResult rec = read_recording(running_into_a_teleport_at_the_end());
+    ReplayConfig cfg;
+    cfg.profile = net_profile("lan");
+    cfg.strategies = {Strategy::Interp, Strategy::Extrap};
+    const ReplayResult r = run_replay(rec, cfg);
+    ASSERT_EQ(r.strategies.size(), 2u);
+    const FidelityResult& interp = r.strategies[0].result;
+    EXPECT_GT(interp.present_err_cm.max, 950.0) << "the place before the 10 m teleport, shown 100 ms late";
+    EXPECT_NEAR(interp.worst.change_s, 168 / 60.0, 1e-9);
+    EXPECT_NEAR(interp.worst.jump_m, 10.0, 0.1);
+    EXPECT_EQ(interp.worst.old_place, 1);
+    EXPECT_EQ(interp.worst.character, 0);
+    EXPECT_GE(interp.worst.time_s, interp.worst.news_s);
+    EXPECT_LT(interp.worst.time_s, 168 / 60.0 + 0.1 + 1e-9);
+    const FidelityResult& extrap = r.strategies[1].result;
+    EXPECT_LT(extrap.present_err_cm.max, 100.0);
+    EXPECT_EQ(extrap.worst.old_place, 0);
+}
+
 TEST(Replay, SameInputsAndSeedGiveIdenticalJson) {
     const ClipLibrary lib = builtin_clip_library();
     const RecordingReadResult rec = record(lib, 6.0, 2.0f);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "programs/testbench/metrics/text_table.h"
 #include "programs/testbench/sweep.h"
 #include "programs/testbench/view_meta.h"
 
@@ -28,20 +29,29 @@ std::vector<StrategyReport> reports_of(const ReplayResult& r) {
 namespace {
 
 void print_crowd(const ReplayResult& r, const ReplayOptions& o) {
+    std::vector<std::vector<std::string>> rows;
+    std::string ids;
+    size_t nearest = 0;
     for (const ReplayStrategyResult& s : r.strategies) {
         if (!s.crowd) continue;
-        if (&s == &r.strategies.front()) {
-            std::string ids;
+        nearest = s.crowd->near.size();
+        if (rows.empty())
             for (uint16_t id : s.crowd->near) ids += (ids.empty() ? "" : " ") + std::to_string(id);
-            std::printf("crowd from %s%s: the %zu nearest (%s) | the rest; present mean / p99 cm, accel ratio, pops\n",
-                        o.viewpoint.c_str(), o.cfg.only_near ? ", nearest only" : "", s.crowd->near.size(), ids.c_str());
-        }
         const FidelityResult& n = s.crowd->near_result;
         const FidelityResult& f = s.crowd->rest_result;
-        std::printf("  %-14s nearest %7.2f / %7.2f  %5.2f %6lld | rest %7.2f / %7.2f  %5.2f %6lld\n", strategy_name(s.strategy),
-                    n.present_err_cm.mean, n.present_err_cm.p99, n.accel_rms_ratio, (long long)n.pops, f.present_err_cm.mean,
-                    f.present_err_cm.p99, f.accel_rms_ratio, (long long)f.pops);
+        rows.push_back({strategy_name(s.strategy), compact_text(n.present_err_cm.mean), compact_text(n.present_err_cm.p99),
+                        compact_text(n.accel_rms_ratio), std::to_string(n.pops), compact_text(f.present_err_cm.mean),
+                        compact_text(f.present_err_cm.p99), compact_text(f.accel_rms_ratio), std::to_string(f.pops)});
     }
+    if (rows.empty()) return;
+    std::printf("%s", wrap_words("crowd from " + o.viewpoint + (o.cfg.only_near ? ", nearest only" : "") + ": near_* = the " + std::to_string(nearest) +
+                                     " nearest (" + ids + "), rest_* = the others; *_err = present error mean, cm; *_p99 = its 99th "
+                                     "percentile; *_accel = RMS second difference / the truth's; *_pops = frames kinking 2 cm more "
+                                     "than the truth",
+                                 "", "  ", 120).c_str());
+    std::printf("%s", render_text_table({{"strategy", true}, {"near_err"}, {"near_p99"}, {"near_accel"}, {"near_pops"}, {"rest_err"},
+                                         {"rest_p99"}, {"rest_accel"}, {"rest_pops"}},
+                                        rows, "  ").c_str());
 }
 
 }  // namespace
@@ -101,7 +111,7 @@ SvgPlot timeline_panel(const ReportHeader& hdr, const std::vector<StrategyReport
 
 std::vector<FrontierPoint> print_sweep(const std::string& profile, const std::vector<Strategy>& strategies, const ReplayResult& sw) {
     std::vector<FrontierPoint> points;
-    std::printf("sweep, %s: present error mean (cm) / accel ratio / pops per setting (* default, + on its front)\n", profile.c_str());
+    std::vector<std::vector<std::string>> rows;
     for (Strategy st : strategies) {
         std::vector<double> err, acc;
         std::vector<const ReplayStrategyResult*> of;
@@ -115,11 +125,16 @@ std::vector<FrontierPoint> print_sweep(const std::string& profile, const std::ve
         const std::vector<size_t> front = pareto_front(err, acc);
         for (size_t i = 0; i < of.size(); ++i) {
             const bool on_front = std::find(front.begin(), front.end(), i) != front.end();
-            std::printf("  %-14s %6.3f  %6.3f  %6lld %s%s %s\n", strategy_name(st), err[i], acc[i], (long long)of[i]->result.pops,
-                        i == 0 ? "*" : " ", on_front ? "+" : " ", variant_label(of[i]->config).c_str());
+            rows.push_back({strategy_name(st), compact_text(err[i]), compact_text(acc[i]), std::to_string(of[i]->result.pops),
+                            std::string(i == 0 ? "*" : "") + (on_front ? "+" : ""), variant_label(of[i]->config)});
         }
     }
-    std::printf("\n");
+    std::printf("%s", wrap_words("sweep, " + profile + ": every strategy at each of its settings; err = present error mean, cm; accel = "
+                                 "RMS second difference / the truth's; pops = frames kinking 2 cm more than the truth; mark = * its "
+                                 "default, + on its Pareto front",
+                                 "", "  ", 120).c_str());
+    std::printf("%s\n", render_text_table({{"strategy", true}, {"err"}, {"accel"}, {"pops"}, {"mark", true}, {"setting", true}}, rows, "  ")
+                             .c_str());
     std::fflush(stdout);
     return points;
 }

@@ -188,6 +188,7 @@ struct Evaluation {
     std::vector<ReconstructConfig> variants;
     std::vector<std::map<uint16_t, std::unique_ptr<CharacterReconstructor>>> recon;
     std::vector<FidelityAccumulator> acc, acc_near, acc_rest;  // near/rest: crowd mode only
+    std::map<uint16_t, double> newest_snapshot_s;  // per character: the server time of the newest snapshot received
     double last_render_est = -1e300;
     double clock_err_sum = 0;
     uint64_t clock_err_n = 0;
@@ -399,6 +400,8 @@ bool client_on_snapshot(Client& c, Scene& scene, Evaluation& ev, const DecodedPa
     c.poses.end_datagram(m.tick);
     for (SnapshotAssembler::Ready& r : c.poses.take_ready()) {
         const double t_tick = double(r.tick) / scene.tick_hz;
+        const auto [newest, fresh] = ev.newest_snapshot_s.emplace(r.id, t_tick);
+        if (!fresh) newest->second = std::max(newest->second, t_tick);
         for (size_t k = 0; k < ev.variants.size(); ++k) {
             ev.recon[k][r.id]->add_snapshot(t_tick + double(r.ahead_ticks) / scene.tick_hz, r.pose, r.epoch, r.plan, t_tick);
             ev.acc[k].news_arrived(r.id, double(r.tick) / scene.tick_hz, arrival);
@@ -479,7 +482,8 @@ void render_and_measure(Evaluation& ev, Client& c, Scene& scene, double t, doubl
                 for (size_t j = 0; j < ev.shown_pos.size(); ++j) sum += double(length(ev.shown_pos[j] - ev.truth_pos[j]));
                 ev.view->add(ev.view_base + k + 1, ci, ev.shown_pos, ev.shown_rot, float(100.0 * sum / double(std::max<size_t>(1, ev.shown_pos.size()))));
             }
-            const FidelityFrame frame{t, ev.truth_pos, ev.truth_delayed, ev.shown_pos, ev.truth_rot, ev.shown_rot, d, int(r.shown_epoch())};
+            const FidelityFrame frame{t, ev.truth_pos, ev.truth_delayed, ev.shown_pos, ev.truth_rot, ev.shown_rot, d, int(r.shown_epoch()),
+                                      t - ev.newest_snapshot_s[ch.id]};
             ev.acc[k].add_frame(ch.id, frame);
             if (!ev.acc_near.empty()) (scene.near.count(ch.id) ? ev.acc_near : ev.acc_rest)[k].add_frame(ch.id, frame);
         }

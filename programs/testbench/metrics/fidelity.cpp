@@ -333,6 +333,23 @@ void FidelityAccumulator::add_to_series(double t, double frame_sum, size_t n) {
     series_[i].second = series_sum_[i] / double(series_n_[i]);
 }
 
+void FidelityAccumulator::note_worst(const Character& c, const FidelityFrame& f, size_t joint, double err_cm) {
+    const double t = f.time_s;
+    worst_err_cm_ = err_cm;
+    worst_ = WorstFrame{};
+    worst_.time_s = t;
+    worst_.character = c.id;
+    worst_.joint = int64_t(joint);
+    worst_.snapshot_age_s = f.snapshot_age_s;
+    if (c.next == 0) return;
+    const Epoch& e = c.epochs[c.next - 1];
+    worst_.change_s = e.mark.time_s;
+    worst_.news_s = e.news;
+    worst_.jump_m = dist(e.mark.origin_m, e.mark.destination_m);
+    worst_.kind = int64_t(e.mark.kind);
+    worst_.old_place = !e.rendered && e.news <= t + kTimeTol;
+}
+
 void FidelityAccumulator::add_frame(int character, const FidelityFrame& f) {
     Character& c = checked_character(character, f);
     const double t = f.time_s, d = f.display_delay_s;
@@ -367,6 +384,7 @@ void FidelityAccumulator::add_frame(int character, const FidelityFrame& f) {
     for (size_t j = 0; j < n; ++j) {
         const double pe = dist(f.displayed[j], f.truth_now[j]) * 100.0;
         present_.add(pe);
+        if (pe > worst_err_cm_) note_worst(c, f, j, pe);
         frame_sum += pe;
         shape_.add(dist(f.displayed[j], f.truth_delayed[j]) * 100.0);
         rot_.add(rotation_angle_deg(f.displayed_rot[j], f.truth_rot[j]));
@@ -437,6 +455,7 @@ FidelityResult FidelityAccumulator::result() const {
     r.bytes_per_s = seconds_ > 0 ? bytes_ / seconds_ : kNaN;
     r.bits_per_joint = joints_ > 0 ? bits_ / joints_ : kNaN;
     r.frames = frames_;
+    r.worst = worst_;
     return r;
 }
 

@@ -63,6 +63,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <span>
 #include <utility>
@@ -98,6 +99,19 @@ struct Stat3 {
     double p50 = 0, p99 = 0;  // filled for present_err_cm only
 };
 
+// The frame where present_err_cm.max was reached (the first such frame) and the character's latest
+// epoch change at that frame: what the table's note says of the figure.
+struct WorstFrame {
+    double time_s = std::numeric_limits<double>::quiet_NaN();  // NaN: no frame counted
+    int64_t character = -1, joint = -1;
+    double snapshot_age_s = std::numeric_limits<double>::quiet_NaN();  // FidelityFrame's
+    double change_s = std::numeric_limits<double>::quiet_NaN();  // its T (NaN: no change yet)
+    double news_s = std::numeric_limits<double>::quiet_NaN();    // its A
+    double jump_m = 0;                                           // |destination - origin|
+    int64_t kind = -1;                                           // EpochKind
+    int64_t old_place = 0;  // 1: after the news, the display had not yet switched to the change
+};
+
 struct FidelityResult {
     Stat3 present_err_cm, shape_err_cm;
     double rot_err_deg_mean = 0, rot_err_deg_p95 = 0;
@@ -113,6 +127,7 @@ struct FidelityResult {
     int64_t frames = 0;         // character-frames added, blackout included
     int64_t teleports = 0;      // epoch changes counted in the settle statistics
     int64_t epoch_changes = 0;  // added (teleports and resets)
+    WorstFrame worst;           // where present_err_cm.max was reached
 };
 
 // Non-negative values in log-linear bins: 1024 bins per octave over [2^-20, 2^24), one bin below
@@ -146,6 +161,9 @@ struct FidelityFrame {
     std::span<const quat> truth_rot, displayed_rot;
     double display_delay_s = 0;  // d
     int display_epoch = -1;      // epoch the display shows (any counter that changes when it switches); < 0: unknown
+    // t less the server time of the newest snapshot of the character the client has (NaN: not
+    // known); only reported with the worst frame.
+    double snapshot_age_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 class FidelityAccumulator {
@@ -217,6 +235,7 @@ private:
     bool smeared(const Epoch& ep, vec3 shown_root, vec3 true_root, double to_ref) const;
     void follow_epoch(Character& c, double t, double d, vec3 true_root, vec3 shown_root, vec3 ref);
     void add_to_series(double t, double frame_sum, size_t n);
+    void note_worst(const Character& c, const FidelityFrame& f, size_t joint, double err_cm);
 
     FidelityConfig cfg_;
     std::map<int, Character> chars_;
@@ -229,6 +248,8 @@ private:
     double settle_sum_ = 0, settle_max_ = 0;  // over closed epoch changes
     int64_t settle_n_ = 0;
     double bytes_ = 0, seconds_ = 0, bits_ = 0, joints_ = 0;
+    double worst_err_cm_ = -1;
+    WorstFrame worst_;
     std::vector<double> pop_times_;
     std::vector<int> pop_characters_;
     std::vector<std::pair<double, double>> series_;

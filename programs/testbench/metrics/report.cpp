@@ -26,30 +26,7 @@ std::string json_int(int64_t v) {
     return std::string(buf, r.ptr);
 }
 
-std::string fixed(double v, int decimals) {
-    if (std::isnan(v)) return "-";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
-
-// At most 6 characters for values below 1e6: three significant decimals near 1, fewer above.
-std::string compact(double v) {
-    if (!std::isfinite(v)) return fixed(v, 0);
-    const double a = std::fabs(v);
-    return fixed(v, a < 10 ? 3 : a < 100 ? 2 : a < 1000 ? 1 : 0);
-}
-
 std::string percent(double fraction) { return json_number(fraction * 100.0) + "%"; }
-
-std::string profile_text(const ReportProfile& p) {
-    std::string s = p.name + " (" + json_number(p.latency_ms) + " ms +- " + json_number(p.jitter_ms) + " ms, loss " +
-                    percent(p.loss);
-    if (p.burst > 0) s += " in bursts of " + json_number(p.burst);
-    s += ", dup " + percent(p.duplicate) + ")";
-    return s;
-}
 
 // Printable in XML 1.0: control characters other than tab/newline become '?'.
 std::string printable(const std::string& s) {
@@ -60,6 +37,14 @@ std::string printable(const std::string& s) {
 }
 
 }  // namespace
+
+std::string profile_text(const ReportProfile& p) {
+    std::string s = p.name + " (" + json_number(p.latency_ms) + " ms +- " + json_number(p.jitter_ms) + " ms, loss " +
+                    percent(p.loss);
+    if (p.burst > 0) s += " in bursts of " + json_number(p.burst);
+    s += ", dup " + percent(p.duplicate) + ")";
+    return s;
+}
 
 std::string fidelity_json(const ReportHeader& h, const std::vector<StrategyReport>& results) {
     const ReportProfile& p = h.profile;
@@ -99,65 +84,6 @@ std::string fidelity_json(const ReportHeader& h, const std::vector<StrategyRepor
              json_number(r.blackout_ms_max) + "}}";
     }
     o += results.empty() ? "]\n}\n" : "\n  ]\n}\n";
-    return o;
-}
-
-std::string fidelity_table(const ReportHeader& h, const std::vector<StrategyReport>& results) {
-    struct Col {
-        const char* name;
-        std::vector<std::string> cells;
-    };
-    std::vector<Col> cols = {{"strategy", {}}, {"present", {}}, {"p50", {}},   {"p99", {}},    {"max", {}},
-                             {"shape", {}},    {"rot", {}},     {"delay", {}}, {"accel", {}},  {"pops", {}},
-                             {"smear", {}},    {"settle", {}},  {"max", {}}};
-    for (const StrategyReport& s : results) {
-        const FidelityResult& r = s.result;
-        const std::string cells[] = {s.strategy,
-                                     compact(r.present_err_cm.mean),
-                                     compact(r.present_err_cm.p50),
-                                     compact(r.present_err_cm.p99),
-                                     compact(r.present_err_cm.max),
-                                     compact(r.shape_err_cm.mean),
-                                     compact(r.rot_err_deg_mean),
-                                     fixed(r.display_delay_ms, 0),
-                                     compact(r.accel_rms_ratio),
-                                     std::to_string(r.pops),
-                                     std::to_string(r.teleport_smear_frames),
-                                     fixed(r.teleport_settle_ms_mean, 0),
-                                     fixed(r.teleport_settle_ms_max, 0)};
-        for (size_t c = 0; c < cols.size(); ++c) cols[c].cells.push_back(cells[c]);
-    }
-    std::vector<size_t> width(cols.size());
-    for (size_t c = 0; c < cols.size(); ++c) {
-        width[c] = std::string(cols[c].name).size();
-        for (const auto& cell : cols[c].cells) width[c] = std::max(width[c], cell.size());
-    }
-    auto row = [&](auto cell_of) {
-        std::string line;
-        for (size_t c = 0; c < cols.size(); ++c) {
-            const std::string v = cell_of(c);
-            const std::string pad(width[c] - std::min(width[c], v.size()), ' ');
-            if (c) line += "  ";
-            line += c == 0 ? v + pad : pad + v;  // strategy left-aligned, numbers right-aligned
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        return line + "\n";
-    };
-    std::string o = "recording " + h.recording + "\nprofile " + profile_text(h.profile) + ", snapshots " +
-                    json_number(h.snapshot_hz) + " Hz, render " + json_number(h.render_hz) + " Hz, seed " +
-                    std::to_string(h.seed) + "\n";
-    o += row([&](size_t c) { return std::string(cols[c].name); });
-    for (size_t i = 0; i < results.size(); ++i) o += row([&](size_t c) { return cols[c].cells[i]; });
-    o += "(present: |D(t)-G(t)| cm mean/p50/p99/max; shape cm; rot deg; delay ms; accel: RMS 2nd diff / truth's; settle ms)\n";
-    o += "(sod: second-order dynamics, the correction's spring; +ahead: shows the server's look-ahead, its own future)\n";
-    if (!results.empty()) {
-        // The same for every strategy of one run: the network's share and the stream's cost.
-        const FidelityResult& r = results.front().result;
-        o += "blackout " + std::to_string(r.blackout_frames) + " character-frames, " + fixed(r.blackout_ms_mean, 1) +
-             " ms mean, " + fixed(r.blackout_ms_max, 1) + " ms max over " + std::to_string(r.epoch_changes) +
-             " epoch changes; " + fixed(r.bytes_per_s / 1000.0, 2) + " kB/s, " + fixed(r.bits_per_joint, 2) +
-             " bits/joint\n";
-    }
     return o;
 }
 

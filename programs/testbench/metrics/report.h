@@ -1,6 +1,6 @@
 #pragma once
-// kinesync-replay's outputs (docs/FIDELITY.md, "Output"): the JSON object, a fixed-width
-// table for stdout and an SVG plot of error over time per strategy, teleports marked.
+// kinesync-replay's outputs (docs/FIDELITY.md, "Output"): the JSON object, a table for stdout
+// (fidelity_table.cpp) and an SVG plot of error over time per strategy, teleports marked.
 //
 // Numbers: JSON writes every real as printf "%.6g" would in the C locale (std::to_chars with
 // precision 6, so no locale can change it; -0 as 0), counts as integers, and non-finite values
@@ -44,9 +44,17 @@ struct StrategyReport {
 
 // {"recording", "profile", "snapshot_hz", "render_hz", "seed", "results": [...]}, newline-terminated.
 std::string fidelity_json(const ReportHeader& header, const std::vector<StrategyReport>& results);
-// A header line, then one row per strategy; columns right-aligned, sized to fit; "-" where a value
-// is not defined (NaN), "inf" for an infinite ratio.
+// The recording and profile lines, a header line of column names (each once), one row per
+// strategy (every column as wide as its widest cell; "-" where a value is not defined, "inf" for
+// an infinite ratio), a legend of every column and of the strategies' names, a note for each
+// present error max of 2 m or more (its frame and character, and either the epoch change whose
+// old place the display still showed after its news, or how old the newest snapshot was), and the run's blackout and stream line. No line is longer than 120 characters
+// unless a single value is.
 std::string fidelity_table(const ReportHeader& header, const std::vector<StrategyReport>& results);
+// The table's column names, in order.
+const std::vector<std::string>& fidelity_table_columns();
+// "lan (2 ms +- 1 ms, loss 0%, dup 0%)": the profile as the table and the plots' titles write it.
+std::string profile_text(const ReportProfile& p);
 // The marks of one run drawn on the time plot.
 struct TimelineMarks {
     std::vector<double> epoch_times_s;                        // dashed vertical lines
