@@ -23,6 +23,7 @@ has() { grep -qF -- "$1" <<<"$out" || fail "output lacks '$1'"; }
 # A background server on a free loopback port; sets server_pid and port.
 start_server() {
   local log="$1"; shift
+  : > "$log"  # emptied here: the background job opens it a moment later, an earlier run's lines meanwhile
   "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --characters 2 "$@" > "$log" 2>&1 &
   server_pid=$!
   wait_for_log "$log" 'listening on 127\.0\.0\.1:[0-9]+ ' "$server_pid" || { out=$(cat "$log"); fail "server did not start"; }
@@ -32,6 +33,7 @@ stop_server() { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; 
 # bots_until N REGEX LOG: N bots against the server until the server's LOG has a line matching
 # REGEX, then stopped (SIGTERM: they exit 0).
 bots_until() {
+  : > "$dir/bots-$1.log"
   "$bin/kinesync-client" --server "127.0.0.1:$port" --bots "$1" --duration 0 --stats-every 10 > "$dir/bots-$1.log" 2>&1 &
   local bots=$!
   wait_for_log "$3" "$2" "$bots" || { kill "$bots" 2>/dev/null; out=$(cat "$dir/bots-$1.log"); fail "no line '$2' with $1 bots"; }

@@ -69,6 +69,7 @@ tests unit || fail "unit checks"
 server_pid=""
 start_server() {  # start_server LOG ARGS...: starts kinesync-server, sets server_pid and port
   local log="$1"; shift
+  : > "$log"  # emptied here: the background job opens it a moment later, an earlier run's lines meanwhile
   "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --characters 3 --duration 40 "$@" > "$log" 2>&1 &
   server_pid=$!
   pids+=("$server_pid")

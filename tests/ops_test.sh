@@ -36,6 +36,7 @@ start_server() {
   log="$1"; shift
   for _ in 1 2 3 4 5; do
     hport=$((20000 + RANDOM % 40000))
+    : > "$log"  # emptied here: the background job opens it a moment later, an earlier run's lines meanwhile
     "$bin/kinesync-server" --bind 127.0.0.1 --http-port "$hport" "$@" > "$log" 2>&1 &
     pid=$!
     if wait_for_log "$log" "http: .* on 127\.0\.0\.1:$hport" "$pid"; then
@@ -128,6 +129,7 @@ drain)
   # A bot connected, a recording; SIGTERM: exit 0 within the grace time, the bot told at once (not
   # timed out), the recording complete up to the last tick.
   start_server "$dir/server.log" --port 0 --record "$dir/session.ksrec" --drain-grace 2
+  : > "$dir/bot.log"
   "$bin/kinesync-client" --server "127.0.0.1:$port" --bots 1 --duration 8 --stats-every 0.1 > "$dir/bot.log" 2>&1 &
   bot=$!
   wait_for_log "$dir/bot.log" 'connected 1 ' "$bot" || { out=$(cat "$dir/bot.log"); fail "bot did not connect"; }
@@ -236,6 +238,7 @@ PY
   grep -q "agones: public address 127.0.0.1:$udp " "$log" || fail "no public address learnt"
   [ "$(grep -c '^GET /gameserver$' "$dir/sidecar.requests")" = 3 ] || fail "not 3 GET /gameserver: $(cat "$dir/sidecar.requests")"
   "$bin/kinesync-token" issue --key-file "$dir/k.key" --server "127.0.0.1:$udp" --client-id 7 --out "$dir/t.kstoken" || fail "issue"
+  : > "$dir/client.log"
   "$bin/kinesync-client" --server "127.0.0.1:$udp" --token "$dir/t.kstoken" --duration 0 --stats-every 0.2 > "$dir/client.log" 2>&1 &
   client=$!
   wait_for_log "$dir/client.log" "connected 1" "$client" || { out=$(cat "$dir/client.log"); fail "a token for the learnt address did not connect"; }

@@ -22,7 +22,10 @@ bot_shows() {
 for rig in game stress; do
   joints=$([ "$rig" = game ] && echo 250 || echo 1000)
   # The server records until it is stopped; the bot starts once it listens, and is stopped once it
-  # shows every joint of both characters (however long a loaded or sanitized build takes).
+  # shows every joint of both characters (however long a loaded or sanitized build takes). Logs
+  # are emptied first: a background job opens its own a moment later, and an earlier run's lines
+  # must not be read meanwhile.
+  : > "$dir/$rig-server.log"; : > "$dir/$rig-bot.log"
   "$bin/kinesync-server" --rig "$rig" --port 0 --bind 127.0.0.1 --characters 2 --seed 2 \
       --record "$dir/$rig.ksrec" > "$dir/$rig-server.log" 2>&1 &
   server=$!

@@ -15,7 +15,9 @@ wait_until() {
 }
 
 # wait_for_log FILE REGEX [PID]: true once FILE has a line matching REGEX (grep -E); false when
-# the deadline passes first, or at once when process PID has ended without writing it.
+# the deadline passes first, or at once when process PID has ended without writing it. Empty FILE
+# before starting the job that writes it: the job opens it a moment later, and an earlier run's
+# lines would be read meanwhile.
 wait_for_log() {
   wait_until "$KS_DEADLINE_S" _ks_line_or_gone "$@"
   grep -qE -- "$2" "$1" 2>/dev/null
