@@ -17,6 +17,7 @@
 #include <kinesync/offline/bvh_export.h>
 #include "tests/support/clips.h"
 #include "tests/support/mocap.h"
+#include "tests/support/scratch.h"
 
 namespace ks {
 namespace {
@@ -411,7 +412,7 @@ TEST(BvhExport, WritesFilesAndNamesThePathOnFailure) {
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
     }
-    const std::string path = (std::filesystem::temp_directory_path() / "ks_test_bvh_export.bvh").string();
+    const std::string path = ks::test::scratch_path("bvh_export.bvh");
     save_bvh(path, c);
     const BvhFile back = load_bvh(path);
     EXPECT_EQ(back.clip.name, path);

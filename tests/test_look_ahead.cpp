@@ -18,6 +18,7 @@
 #include "programs/server/sim/world.h"
 #include "programs/server/sim/world_streamer.h"
 #include "tests/support/udp_harness.h"
+#include "tests/support/scratch.h"
 
 using namespace ks;
 
@@ -104,7 +105,7 @@ TEST(LookAhead, ADecisionAfterTickTChangesTheFutureButNotTheLookAheadRecordedAtT
         World world(lib, wc);
         StreamServerConfig sc;
         sc.network = false;
-        sc.record_path = testing::TempDir() + (decide ? "/ahead-decided.ksrec" : "/ahead-plain.ksrec");
+        sc.record_path = ks::test::scratch_path(decide ? "ahead-decided.ksrec" : "ahead-plain.ksrec");
         StreamServer server(sc);
         WorldStreamer streamer(world, server, 0);
         streamer.set_look_ahead(double(horizon_ticks) / 60.0, 2);
@@ -137,7 +138,7 @@ TEST(LookAhead, NoLookAheadReachesBackAcrossATeleportOrReset) {
     World world(lib, wc);
     StreamServerConfig sc;
     sc.network = false;
-    sc.record_path = testing::TempDir() + "/ahead-epochs.ksrec";
+    sc.record_path = ks::test::scratch_path("ahead-epochs.ksrec");
     StreamServer server(sc);
     WorldStreamer streamer(world, server, 0);
     const double horizon_s = 0.25;

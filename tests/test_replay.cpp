@@ -12,6 +12,7 @@
 #include "programs/server/sim/world_streamer.h"
 #include <kinesync/server/stream_server.h>
 #include "tests/support/clips.h"
+#include "tests/support/scratch.h"
 
 using namespace ks;
 using namespace ks::test;
@@ -29,7 +30,7 @@ std::string record_file(const ClipLibrary& lib, double seconds, float teleport_e
     StreamServerConfig sc;
     sc.network = false;
     sc.io = IoMode::Pumped;
-    sc.record_path = testing::TempDir() + "/replay-" + testing::UnitTest::GetInstance()->current_test_info()->name() + ".ksrec";
+    sc.record_path = ks::test::scratch_path("replay-") + testing::UnitTest::GetInstance()->current_test_info()->name() + ".ksrec";
     sc.record_scenario = "test";
     {
         StreamServer server(sc);
@@ -119,7 +120,7 @@ std::string running_into_a_teleport_at_the_end() {
     h.metres_per_unit = {1.0f};
     h.characters = {{0, 0, "runner"}};
     const std::string path =
-        testing::TempDir() + "/replay-" + testing::UnitTest::GetInstance()->current_test_info()->name() + ".ksrec";
+        ks::test::scratch_path("replay-") + testing::UnitTest::GetInstance()->current_test_info()->name() + ".ksrec";
     RecordingWriter w(path, h);
     const uint32_t teleport = 168, last = 180;
     for (uint32_t tick = 1; tick <= last; ++tick) {

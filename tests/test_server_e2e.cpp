@@ -8,6 +8,7 @@
 #include <kinesync/common/record/recording.h>
 #include "tests/support/snapshot_entries.h"
 #include "tests/support/udp_harness.h"
+#include "tests/support/scratch.h"
 
 using namespace ks;
 using namespace ks::test;
@@ -62,7 +63,7 @@ std::vector<uint8_t> handshake_by_hand(UdpClient& c, uint64_t salt) {
 }  // namespace
 
 TEST(ServerE2E, ClientHandshakesReceivesAndDecodesExactlyWhatTheServerRecorded) {
-    const std::string path = testing::TempDir() + "/e2e.ksrec";
+    const std::string path = ks::test::scratch_path("e2e.ksrec");
     ServerHarness h(small_world(), {}, path);
     UdpClient c(h.port());
     c.session.connect(c.now());
@@ -363,7 +364,7 @@ TEST(ServerE2E, AThousandJointRigStreamsUnderLossAndOneCorruptCharacterCostsOnly
     WorldConfig wc;
     wc.characters = 2;
     wc.seed = 3;
-    const std::string path = testing::TempDir() + "/e2e_stress.ksrec";
+    const std::string path = ks::test::scratch_path("e2e_stress.ksrec");
     ServerHarness h(wc, {}, path, 0, "stress");
     UdpClient c(h.port());
     std::mt19937 rng(11);

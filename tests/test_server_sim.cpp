@@ -15,6 +15,7 @@
 #include "programs/server/sim/world.h"
 #include "tests/support/clips.h"
 #include "tests/support/fd.h"
+#include "tests/support/scratch.h"
 
 using namespace ks;
 using namespace ks::test;
@@ -294,7 +295,7 @@ TEST(ServerSim, ClipLoadingErrorsNameThePath) {
     } catch (const std::exception& e) {
         EXPECT_NE(std::string(e.what()).find("/nonexistent/clip.bvh"), std::string::npos);
     }
-    const std::string bad = testing::TempDir() + "/bad.bvh";
+    const std::string bad = ks::test::scratch_path("bad.bvh");
     FILE* f = std::fopen(bad.c_str(), "w");
     std::fputs("HIERARCHY\nROOT Hips\n{\n OFFSET 0 0\n", f);
     std::fclose(f);
@@ -324,7 +325,7 @@ TEST(ServerSim, BuiltinMotionsLoadByNameAsTheToolTakesThem) {
 TEST(ServerSim, AClipOfMoreJointsThanTheWireCarriesIsRefusedAtLoadNamingTheFile) {
     // A 1100-joint chain: the BVH loader reads it, the server's library refuses it at load, so no
     // client's handshake can meet a skeleton the wire cannot carry.
-    const std::string path = testing::TempDir() + "/huge-chain.bvh";
+    const std::string path = ks::test::scratch_path("huge-chain.bvh");
     {
         std::ofstream f(path);
         f << "HIERARCHY\nROOT j0\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n";

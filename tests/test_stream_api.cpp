@@ -14,6 +14,7 @@
 #include <kinesync/common/errors.h>
 #include <kinesync/server/stream_server.h>
 #include "tests/support/wait.h"
+#include "tests/support/scratch.h"
 
 using namespace ks;
 using ks::test::kDeadlineS;
@@ -294,7 +295,7 @@ TEST(StreamApi, AnOfflineServerRecordsTheGamesCharactersAndEvents) {
     StreamServerConfig sc;
     sc.network = false;
     sc.io = IoMode::Pumped;
-    sc.record_path = testing::TempDir() + "/stream-api.ksrec";
+    sc.record_path = ks::test::scratch_path("stream-api.ksrec");
     sc.record_scenario = "stream api test";
     {
         StreamServer server(sc);
@@ -363,7 +364,7 @@ TEST(StreamApi, TheNearestCharacterComesFirstWhenTheBudgetIsTight) {
 // close() with the I/O on its own thread: every client hears "server shutting down" before the
 // socket closes (it does not have to time out), and the recording is complete.
 TEST(StreamApi, CloseSaysGoodbyeToClientsWithTheIoOnItsOwnThread) {
-    const std::string path = ::testing::TempDir() + "close_goodbye.ksrec";
+    const std::string path = ks::test::scratch_path("close_goodbye.ksrec");
     StreamServerConfig sc;
     sc.bind = "127.0.0.1";
     sc.port = 0;

@@ -22,6 +22,7 @@
 #include "server/src/recording_queue.h"
 #include "tests/support/fd.h"
 #include "tests/support/udp_harness.h"
+#include "tests/support/scratch.h"
 
 using namespace ks;
 
@@ -39,7 +40,7 @@ Skeleton chain(int joints) {
 
 // A FIFO with a reader that reads nothing until drain() (a disk that blocks), then everything.
 struct BlockedDisk {
-    std::string path = testing::TempDir() + "/blocked-disk.fifo";
+    std::string path = ks::test::scratch_path("blocked-disk.fifo");
     int fd = -1;
     std::thread drainer;
     std::string bytes;
@@ -96,7 +97,7 @@ TEST(StreamQueues, ABlockedDiskNeverStallsTheTicksAndMemoryStaysWithinTheBound) 
     server.close();
     disk.drainer.join();
 
-    const std::string copy = testing::TempDir() + "/blocked-copy.ksrec";
+    const std::string copy = ks::test::scratch_path("blocked-copy.ksrec");
     std::ofstream(copy, std::ios::binary) << disk.bytes;
     const RecordingReadResult rec = read_recording(copy);
     EXPECT_FALSE(rec.truncated) << rec.warning;
@@ -122,7 +123,7 @@ TEST(StreamQueues, ARecordingWriterThatCannotOpenItsFileSaysSoAndCountsWhatItCou
     RecordingHeader h;
     h.skeletons.push_back(chain(2));
     h.characters.push_back({0, 0, "a"});
-    RecordingQueue q(testing::TempDir() + "/no-such-dir/x.ksrec", h, size_t(1) << 20);
+    RecordingQueue q(ks::test::scratch_path("no-such-dir/x.ksrec"), h, size_t(1) << 20);
     RecordedFrame f;
     f.tick = 1;
     f.characters.push_back({0, 0, Pose(chain(2)), 0.0f, {}});
@@ -197,7 +198,7 @@ TEST(StreamQueues, AStuckNetworkThreadCostsTicksCountedNeverMemory) {
 TEST(StreamQueues, AnOfflineRunWaitsForTheDiskAndRecordsEveryTick) {
     StreamServerConfig sc;
     sc.network = false;
-    sc.record_path = testing::TempDir() + "/offline-every-tick.ksrec";
+    sc.record_path = ks::test::scratch_path("offline-every-tick.ksrec");
     sc.record_queue_bytes = size_t(1) << 20;  // a few dozen ticks
     StreamServer server(sc);
     const Skeleton sk = chain(60);
