@@ -6,12 +6,8 @@
 # usage: tests/csharp_readme_test.sh SRC BUILD_DIR WORK_DIR   (exit 77 = skipped)
 set -euo pipefail
 src="$(cd "$1" && pwd)"; build="$(cd "$2" && pwd)"; work="$3"
-for tool in mcs mono; do
-  if ! command -v "$tool" > /dev/null 2>&1; then
-    echo "SKIP: '$tool' is not on PATH; the C# tests need Mono (Debian: apt-get install mono-devel)"
-    exit 77
-  fi
-done
+source "$(dirname "${BASH_SOURCE[0]}")/support/mono.sh"
+require_mono
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work"; mkdir -p "$work/ks" "$work/hello"
 work="$(cd "$work" && pwd)"

@@ -16,12 +16,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/support/wait.sh"
 
 bin="${1:?usage: csharp_test.sh BUILD_DIR WORK_DIR}"
 work="${2:?usage: csharp_test.sh BUILD_DIR WORK_DIR}"
-for tool in mcs mono; do
-  if ! command -v "$tool" > /dev/null 2>&1; then
-    echo "SKIP: '$tool' is not on PATH; the C# tests need Mono (Debian: apt-get install mono-devel; ./setup.sh installs it)"
-    exit 77
-  fi
-done
+source "$(dirname "${BASH_SOURCE[0]}")/support/mono.sh"
+require_mono
 
 fail() { echo "FAIL: $*"; exit 1; }
 mkdir -p "$work"
