@@ -30,6 +30,7 @@ InProcessRig::InProcessRig(const ClipLibrary& lib, const InProcessRigConfig& cfg
     sc.share_encodings = cfg.share_encodings;
     sc.worker_threads = cfg.worker_threads;
     sc.bandwidth_bps = cfg.bandwidth_bps;
+    sc.clock = [this] { return tick_now_ / 60.0; };  // the clients' time: the run is the same however fast it goes
     sc.transport = [this](const asio::ip::udp::endpoint& to, std::span<const uint8_t> bytes) {
         to_client_[to.port()].push_back({tick_now_ + delay(to.port() - 20000), std::vector<uint8_t>(bytes.begin(), bytes.end())});
         const auto decoded = net::decode_packet(bytes);

@@ -2,8 +2,9 @@
 // The real server loop in-process, without sockets: a simulated world of N characters stepped at
 // 60 Hz and published to a net::Server whose datagrams go to M ClientSessions (handshake,
 // skeletons, snapshots decoded, acks, pings) and whose replies come back through Server::inject,
-// client i being 1 + i % 6 ticks away each way (17-100 ms). The capacity benchmark times its
-// ticks; tests read what each client was sent.
+// client i being 1 + i % 6 ticks away each way (17-100 ms). Server and clients keep the ticks'
+// time, not the wall clock's. The capacity benchmark times its ticks; tests read what each client
+// was sent.
 
 #include <cstdint>
 #include <map>
