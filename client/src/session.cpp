@@ -1,4 +1,5 @@
 #include "client/src/session.h"
+#include "common/src/net/round_trip.h"
 
 #include <random>
 
@@ -372,7 +373,7 @@ void ClientSession::on_pong(const DecodedPacket& p, double now_s) {
         pong_server_clock_us_ = m->server_clock_us();
         pong_arrived_s_ = now_s;
     }
-    rtt_ms_ = rtt_ms_ == 0 ? rtt * 1000.0 : 0.8 * rtt_ms_ + 200.0 * rtt;
+    rtt_ms_ = net::smoothed_rtt_ms(rtt_ms_, rtt);
     // The server answered at our sent + rtt / 2 + held; keep the least-delayed recent estimates
     // (within 10 % of the mean round trip, or half a millisecond: on a LAN or loopback the round
     // trip's own jitter is larger than 10 % of it, and would keep the first estimate for good).

@@ -2,6 +2,7 @@
 
 #include <kinesync/common/errors.h>
 #include <kinesync/common/net/disconnect_code.h>
+#include "common/src/net/round_trip.h"
 #include "common/src/net/timed_receive.h"
 
 #include <algorithm>
@@ -653,7 +654,7 @@ void Server::on_ping_echo(Session& s, uint64_t echo_clock_us, uint64_t echo_held
     if (echo_clock_us == 0) return;
     const double rtt = rx_at_s_ - double(echo_clock_us - 1) * 1e-6 - double(echo_held_us) * 1e-6;
     if (!(rtt >= 0 && rtt < 10)) return;  // a forged or stale echo: not a round trip
-    s.rtt_ms = s.rtt_ms == 0 ? rtt * 1000.0 : 0.8 * s.rtt_ms + 200.0 * rtt;
+    s.rtt_ms = smoothed_rtt_ms(s.rtt_ms, rtt);
 }
 
 void Server::send_reliable(Session& s, bool force) {
