@@ -38,6 +38,7 @@ MetricsSnapshot sample_snapshot() {
     m.net.replayed = 115;
     m.net.rate_limited = 116;
     m.net.resyncs = 117;
+    m.net.echoes_refused = 19;
     m.net.unsent_by_reason[1] = 118;  // too large
     m.net.unsent_by_reason[3] = 119;  // starved
     m.net.admission_limited[size_t(net::AdmissionLimit::ChallengePrefix)] = 120;
@@ -137,6 +138,7 @@ TEST(MetricsText, FiguresLandInTheirSamples) {
         {"kinesync_replayed_total", "115"},
         {"kinesync_rate_limited_total", "116"},
         {"kinesync_resyncs_total", "117"},
+        {"kinesync_echoes_refused_total", "19"},
         {"kinesync_unsent_total{reason=\"budget\"}", "0"},
         {"kinesync_unsent_total{reason=\"too_large\"}", "118"},
         {"kinesync_unsent_total{reason=\"no_precision\"}", "0"},

@@ -44,3 +44,18 @@ TEST(RoundTrip, TheServersRoundTripAgreesWithTheClientsOnLoopback) {
         [&] { client.update(); }, kDeadlineS, std::chrono::milliseconds(5)))
         << "server " << last_server << " ms, client " << last_client << " ms";
 }
+
+TEST(RoundTrip, AForgedEchoIsCountedAndChangesNothing) {
+    WorldConfig wc;
+    wc.characters = 1;
+    ServerHarness server(wc, StreamServerConfig{});
+    UdpClient client(server.port());
+    client.session.connect(client.now());
+    ASSERT_TRUE(client.run_until([&] { return client.session.state() == ConnectionState::Connected; }));
+    // An echo of a server clock far in the future: a negative round trip.
+    client.send_raw(net::build_ping({60000, 0, 0}, 1, 1, uint64_t(1) << 60, 0));
+    ASSERT_TRUE(client.run_until([&] { return server.live_stats().echoes_refused >= 1; })) << "the forged echo was not counted";
+    const auto clients = server.server->stats().clients;
+    ASSERT_EQ(clients.size(), 1u);
+    EXPECT_LT(clients[0].rtt_ms, 1000.0);
+}

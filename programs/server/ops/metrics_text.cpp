@@ -130,6 +130,8 @@ std::string metrics_text(const MetricsSnapshot& m) {
               n.sessions_in_use);
     p.counter("kinesync_resyncs_total", "Full updates of one character (or part) that clients asked for after refusing an entry.",
               n.resyncs);
+    p.counter("kinesync_echoes_refused_total", "Ping echoes that gave no round trip (negative or over 10 s): forged or stale.",
+              n.echoes_refused);
     p.family("kinesync_unsent_total", "counter",
              "Snapshot entries (characters, or parts of large ones) not sent, summed over clients, by reason.");
     for (size_t r = 0; r < n.unsent_by_reason.size(); ++r)

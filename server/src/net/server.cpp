@@ -653,7 +653,11 @@ double Server::reliable_burst_bytes() const {
 void Server::on_ping_echo(Session& s, uint64_t echo_clock_us, uint64_t echo_held_us) {
     if (echo_clock_us == 0) return;
     const double rtt = rx_at_s_ - double(echo_clock_us - 1) * 1e-6 - double(echo_held_us) * 1e-6;
-    if (!(rtt >= 0 && rtt < 10)) return;  // a forged or stale echo: not a round trip
+    if (!(rtt >= 0 && rtt < 10)) {  // a forged or stale echo: not a round trip
+        if (stats_.echoes_refused++ == 0)
+            spdlog::get("server")->warn("a Ping's echo gave a round trip of {:.3f} s: ignored (kinesync_echoes_refused_total)", rtt);
+        return;
+    }
     s.rtt_ms = smoothed_rtt_ms(s.rtt_ms, rtt);
 }
 

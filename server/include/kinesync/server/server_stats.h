@@ -60,6 +60,7 @@ struct ServerStats {
     uint64_t connects = 0, disconnects = 0, timeouts = 0;
     uint64_t stalled = 0;     // dropped for not acknowledging reliable messages
     uint64_t resyncs = 0;     // full updates of one character (or part) a client asked for
+    uint64_t echoes_refused = 0;  // Ping echoes giving no round trip (negative or over 10 s): forged or stale
     uint64_t sessions_in_use = 0;  // handshakes refused: a live session holds that address or player
     // Snapshot entries (a character, or a part of a large one) not sent, summed over clients, by
     // reason: [0] budget (left for a later snapshot), [1] too large for a datagram even alone,
