@@ -6,7 +6,12 @@
 # CMAKE_CXX_FLAGS, so a -ffp-contract=fast there does not undo it.
 function(ks_project_target tgt)
   set_target_properties(${tgt} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
-  target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror -ffp-contract=off>)
+  if(MSVC)
+    # Untested here (docs/PLATFORMS.md): /fp:precise contracts nothing into FMA.
+    target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:/W4 /WX /fp:precise /permissive->)
+  else()
+    target_compile_options(${tgt} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror -ffp-contract=off>)
+  endif()
   # Inside the project (never installed): private headers by their path from the repository root
   # ("common/src/net/protocol.h") and the generated schema headers ("schema/protocol_generated.h").
   target_link_libraries(${tgt} PRIVATE $<BUILD_INTERFACE:kinesync_internal>)

@@ -17,6 +17,7 @@ static_assert(int(ConnectionState::Connected) == KS_CLIENT_CONNECTED && int(Conn
 static_assert(int(DisconnectCode::NoToken) == KS_DISCONNECT_NO_TOKEN && int(DisconnectCode::TokenInvalid) == KS_DISCONNECT_TOKEN_INVALID);
 static_assert(int(DisconnectCode::SessionInUse) == KS_DISCONNECT_SESSION_IN_USE);
 static_assert(int(Errc::InvalidToken) == KS_ERROR_INVALID_TOKEN && int(Errc::InvalidPose) == KS_ERROR_INVALID_POSE);
+static_assert(int(Errc::Unsupported) == KS_ERROR_UNSUPPORTED);
 static_assert(int(ClientEventKind::CharacterAdded) == KS_EVENT_CHARACTER_ADDED && int(ClientEventKind::Reset) == KS_EVENT_RESET);
 
 struct ks_client {

@@ -1,7 +1,5 @@
 #include <kinesync/client/stream_client.h>
 
-#include <poll.h>
-
 #include <asio.hpp>
 #include <algorithm>
 #include <atomic>
@@ -16,7 +14,7 @@
 #include "client/src/reconstruct.h"
 #include "client/src/render_clock.h"
 #include "client/src/session.h"
-#include "common/src/net/timed_receive.h"
+#include "common/src/platform/udp.h"
 #include "common/src/netsim/netsim.h"
 #include "common/src/util/refusal_text.h"
 #include <kinesync/common/anim/ops_fk.h>
@@ -187,8 +185,7 @@ StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_uniq
         im.thread = std::thread([&im] {
             while (!im.stopping) {
                 // Wake when a datagram arrives, or every 2 ms for timers and the simulated link.
-                pollfd p{im.socket.native_handle(), POLLIN, 0};
-                ::poll(&p, 1, 2);
+                wait_readable(im.socket.native_handle(), 2);
                 std::lock_guard<std::mutex> lock(im.m);
                 im.pump(im.now());
             }

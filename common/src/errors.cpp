@@ -16,6 +16,7 @@ const char* errc_name(Errc c) {
         case Errc::InvalidConfig: return "invalid configuration";
         case Errc::UnknownId: return "unknown id";
         case Errc::InvalidToken: return "invalid token";
+        case Errc::Unsupported: return "not in this build";
     }
     return "unknown";
 }

@@ -13,14 +13,9 @@
 #include "common/src/codec/snapshot_codec.h"
 #include "common/src/net/protocol.h"
 #include "server/src/net/snapshot_builder.h"
+#include "tests/support/sample_pose.h"
 
 namespace ks::test {
-
-inline Pose sample_pose(const Clip& c, double t, Wrap wrap = Wrap::Clamp) {
-    Pose p(c.joints());
-    op_sample_cubic(p, c, t, wrap);
-    return p;
-}
 
 // FK position errors (cm) of the decoded pose against the original, appended to `errs`.
 inline void fk_errors(const Clip& c, const Pose& original, const QCharacter& q, const SkeletonPrecision& prec, std::vector<double>& errs) {

@@ -6,7 +6,7 @@ namespace Kinesync
     public enum ResultCode
     {
         Ok = 0, InvalidArgument = 1, Network = 2, Io = 3, State = 4, Internal = 5, InvalidSkeleton = 6,
-        InvalidPose = 7, InvalidConfig = 8, UnknownId = 9, InvalidToken = 10
+        InvalidPose = 7, InvalidConfig = 8, UnknownId = 9, InvalidToken = 10, Unsupported = 11
     }
 
     /// <summary>
@@ -31,6 +31,7 @@ namespace Kinesync
                 case ResultCode.InvalidConfig: return new InvalidConfigException(message);
                 case ResultCode.UnknownId: return new UnknownIdException(message);
                 case ResultCode.InvalidToken: return new InvalidTokenException(message);
+                case ResultCode.Unsupported: return new KinesyncUnsupportedException(message);
                 default: return new KinesyncException(code, message);
             }
         }
@@ -52,6 +53,8 @@ namespace Kinesync
     public class InvalidConfigException : KinesyncException { public InvalidConfigException(string m) : base(ResultCode.InvalidConfig, m) { } }
     /// <summary>No such skeleton or character.</summary>
     public class UnknownIdException : KinesyncException { public UnknownIdException(string m) : base(ResultCode.UnknownId, m) { } }
+    /// <summary>Not in this build of the native library (a server function in the client-only Windows build).</summary>
+    public class KinesyncUnsupportedException : KinesyncException { public KinesyncUnsupportedException(string m) : base(ResultCode.Unsupported, m) { } }
     /// <summary>Not a connect token, or one that names another server.</summary>
     public class InvalidTokenException : KinesyncException { public InvalidTokenException(string m) : base(ResultCode.InvalidToken, m) { } }
 

@@ -49,6 +49,7 @@ typedef enum ks_result {
     KS_ERROR_INVALID_CONFIG = 8,   /* a configuration field out of range (the message names it) */
     KS_ERROR_UNKNOWN_ID = 9,       /* no such skeleton or character */
     KS_ERROR_INVALID_TOKEN = 10,   /* not a connect token, or one that names another server */
+    KS_ERROR_UNSUPPORTED = 11,     /* not in this build: the server functions of a client-only build (Windows) */
     KS_RESULT_MAX_ENUM = 0x7FFFFFFF
 } ks_result;
 /* "invalid pose", ... */

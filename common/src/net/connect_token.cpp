@@ -1,19 +1,13 @@
 #include "common/src/net/connect_token.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
-#include <arpa/inet.h>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/src/net/protocol.h"
+#include "common/src/platform/files.h"
+#include "common/src/platform/inet.h"
 #include "schema/token_generated.h"
 
 namespace ks::net {
@@ -104,12 +98,7 @@ std::optional<Key> key_from_hex(std::string_view hex) {
 }
 
 Key read_key_file(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
-        char mode[8];
-        std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
-        throw std::runtime_error(path + ": the key file is open to group or others (mode " + mode + "): chmod 600 " + path);
-    }
+    check_private_file(path);
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot read the key file");
     std::stringstream ss;
@@ -122,26 +111,7 @@ Key read_key_file(const std::string& path) {
     return *k;
 }
 
-void write_secret_file(const std::string& path, const std::vector<uint8_t>& bytes) {
-    std::string tmp = path + ".XXXXXX";
-    const int fd = ::mkstemp(tmp.data());  // mode 0600, created new, whatever the umask
-    if (fd < 0) throw std::runtime_error(path + ": cannot create (" + std::strerror(errno) + ")");
-    bool ok = ::fchmod(fd, 0600) == 0;
-    for (size_t done = 0; ok && done < bytes.size();) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        ok = n > 0;
-        if (ok) done += size_t(n);
-    }
-    ok = ::fsync(fd) == 0 && ok;
-    const int err = errno;
-    ok = ::close(fd) == 0 && ok;
-    if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-        const std::string why = std::strerror(ok ? errno : err);
-        ::unlink(tmp.c_str());
-        throw std::runtime_error(path + ": cannot write (" + why + ")");
-    }
-}
+void write_secret_file(const std::string& path, const std::vector<uint8_t>& bytes) { write_private_file(path, bytes); }
 
 uint64_t unix_now_s() {
     return uint64_t(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());

@@ -3,7 +3,7 @@
 #include <kinesync/common/errors.h>
 #include <kinesync/common/net/disconnect_code.h>
 #include "common/src/net/round_trip.h"
-#include "common/src/net/timed_receive.h"
+#include "common/src/platform/udp.h"
 
 #include <algorithm>
 #include <cstring>

@@ -21,6 +21,7 @@ enum class Errc : int {
     InvalidConfig = 8,    // a configuration field out of range
     UnknownId = 9,        // no such skeleton or character
     InvalidToken = 10,    // not a connect token, expired, or for another server
+    Unsupported = 11,     // not in this build (e.g. a server function in the client-only Windows build)
 };
 const char* errc_name(Errc c);
 
