@@ -2,10 +2,10 @@
 // The primitives kinesync's protocol uses, behind one small interface with two backends:
 // libsodium (the default, everything) and libgcrypt (the Windows client build: no XChaCha20 and
 // no SipHash, so it cannot issue tokens or run a server; no 16-byte BLAKE2b, so no handshake
-// proof either: a libgcrypt client connects only to a server without tokens). Both can be linked into one binary
-// (ks::crypto::sodium / ks::crypto::gcrypt); the free functions below forward to the build's
-// default (CMake option KS_CRYPTO). Randomness is not here: it is the operating system's
-// (common/src/platform/random.h).
+// proof either: a libgcrypt client connects only to a server without tokens). Both can be
+// linked into one binary (ks::crypto::sodium / ks::crypto::gcrypt; the tests do); the libraries
+// link the one the CMake option KS_CRYPTO names, and the free functions below forward to it.
+// Randomness is not here: it is the operating system's (common/src/platform/random.h).
 
 #include <cstddef>
 #include <cstdint>
@@ -60,9 +60,9 @@ namespace gcrypt {
 const Backend& backend();
 }
 
-// The build's default backend (KS_CRYPTO), initialised.
+// The libraries' backend (KS_CRYPTO), initialised.
 const Backend& backend();
-// The backend called `name` ("sodium", "gcrypt") when this build has it, else nullptr.
+// The backend called `name` ("sodium", "gcrypt"), initialised, when the libraries have it, else nullptr.
 const Backend* find_backend(std::string_view name);
 
 inline void aead_ietf_seal(uint8_t* out, Bytes plain, Bytes ad, std::span<const uint8_t, kIetfNonceBytes> nonce, KeyView key) {
