@@ -1,4 +1,4 @@
-// Authentication: the sealed channel (libsodium AEAD, replay window), connect tokens, and a real
+// Authentication: the sealed channel (ChaCha20-Poly1305 AEAD, replay window), connect tokens, and a real
 // server on loopback under attack: a spoofed Disconnect, forged acks, replayed packets and a
 // replayed handshake; tokens expired, forged, for another server, used twice; session takeover.
 // Admission limits are in test_admission.cpp.

@@ -1,6 +1,5 @@
 #include "programs/testbench/view_capture.h"
 
-#include <sodium.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "programs/testbench/base64.h"
 #include "programs/testbench/viewer_assets.h"
 #include <kinesync/offline/svg.h>
 
@@ -171,11 +171,7 @@ size_t write_viewer(const std::string& dir, const ViewCapture& capture, const Vi
     write_text_file((fs::path(dir) / "replay.ksview").string(), bin);
 
     // The same bytes for a page opened from disk, where fetch() of a local file is refused.
-    std::string b64(sodium_base64_encoded_len(bin.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
-    sodium_bin2base64(b64.data(), b64.size(), reinterpret_cast<const unsigned char*>(bin.data()), bin.size(),
-                      sodium_base64_VARIANT_ORIGINAL);
-    b64.resize(std::strlen(b64.c_str()));
-    write_text_file((fs::path(dir) / "replay.ksview.js").string(), "window.KS_VIEW_BASE64 = \"" + b64 + "\";\n");
+    write_text_file((fs::path(dir) / "replay.ksview.js").string(), "window.KS_VIEW_BASE64 = \"" + base64_encode(bin) + "\";\n");
 
     for (const ViewerAsset& a : viewer_assets()) write_text_file((fs::path(dir) / a.name).string(), std::string(a.bytes));
     for (const fs::path& p : {three, orbit}) {

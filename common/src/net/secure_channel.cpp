@@ -1,10 +1,10 @@
 #include "common/src/net/secure_channel.h"
 
-#include <mutex>
-#include <sodium.h>
 #include <stdexcept>
 
+#include "common/src/crypto/crypto.h"
 #include "common/src/net/protocol.h"
+#include "common/src/platform/random.h"
 
 namespace ks::net {
 
@@ -19,24 +19,19 @@ size_t sealed_ad(const uint8_t* head, size_t head_len, uint8_t* ad) {
     return head_len + 6;
 }
 
-void counter_nonce(uint64_t counter, uint8_t* nonce) {
-    static_assert(crypto_aead_chacha20poly1305_IETF_NPUBBYTES == 12);
-    for (int i = 0; i < 12; ++i) nonce[i] = i < 8 ? uint8_t(counter >> (8 * i)) : 0;
+std::array<uint8_t, crypto::kIetfNonceBytes> counter_nonce(uint64_t counter) {
+    std::array<uint8_t, crypto::kIetfNonceBytes> nonce{};
+    for (int i = 0; i < 8; ++i) nonce[size_t(i)] = uint8_t(counter >> (8 * i));
+    return nonce;
 }
 
 }  // namespace
 
-void ensure_crypto() {
-    static std::once_flag once;
-    static bool ok = false;
-    std::call_once(once, [] { ok = sodium_init() >= 0; });
-    if (!ok) throw std::runtime_error("libsodium could not be initialised (sodium_init failed)");
-}
+static_assert(kSealTagBytes == crypto::kTagBytes && kRandomNonceBytes == crypto::kXNonceBytes);
 
-void random_bytes(std::span<uint8_t> out) {
-    ensure_crypto();
-    randombytes_buf(out.data(), out.size());
-}
+void ensure_crypto() { crypto::init(); }
+
+void random_bytes(std::span<uint8_t> out) { platform::random_bytes(out); }
 
 Key random_key() {
     Key k;
@@ -79,12 +74,9 @@ std::vector<uint8_t> PacketSealer::seal(std::span<const uint8_t> inner) {
     std::vector<uint8_t> out(1 + n + inner.size() + kSealTagBytes);
     out[0] = uint8_t(kSealPrefixBase | (n - 1));
     for (size_t i = 0; i < n; ++i) out[1 + i] = uint8_t(c >> (8 * i));
-    uint8_t ad[16], nonce[12];
+    uint8_t ad[16];
     const size_t ad_len = sealed_ad(out.data(), 1 + n, ad);
-    counter_nonce(c, nonce);
-    unsigned long long clen = 0;
-    crypto_aead_chacha20poly1305_ietf_encrypt(out.data() + 1 + n, &clen, inner.data(), inner.size(), ad, ad_len, nullptr,
-                                              nonce, key_.data());
+    crypto::aead_ietf_seal(out.data() + 1 + n, inner, {ad, ad_len}, counter_nonce(c), key_);
     return out;
 }
 
@@ -96,14 +88,10 @@ PacketOpener::Result PacketOpener::open(std::span<const uint8_t> bytes, std::vec
     for (size_t i = 0; i < n; ++i) c |= uint64_t(bytes[1 + i]) << (8 * i);
     // Cheap refusal of a replay before spending a decryption on it.
     if (!window_.fresh(c)) return Result::Replayed;
-    uint8_t ad[16], nonce[12];
+    uint8_t ad[16];
     const size_t ad_len = sealed_ad(bytes.data(), 1 + n, ad);
-    counter_nonce(c, nonce);
-    const size_t clen = bytes.size() - 1 - n;
-    inner.resize(clen - kSealTagBytes);
-    unsigned long long mlen = 0;
-    if (crypto_aead_chacha20poly1305_ietf_decrypt(inner.data(), &mlen, nullptr, bytes.data() + 1 + n, clen, ad, ad_len, nonce,
-                                                  key_.data()) != 0) {
+    inner.resize(bytes.size() - 1 - n - kSealTagBytes);
+    if (!crypto::aead_ietf_open(inner.data(), bytes.subspan(1 + n), {ad, ad_len}, counter_nonce(c), key_)) {
         inner.clear();
         return Result::Forged;
     }
@@ -122,13 +110,11 @@ const char* seal_result_name(PacketOpener::Result r) {
 }
 
 std::vector<uint8_t> seal_random_nonce(const Key& key, std::span<const uint8_t> plain, std::span<const uint8_t> ad) {
-    static_assert(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES == kRandomNonceBytes);
     ensure_crypto();
     std::vector<uint8_t> out(kRandomNonceBytes + plain.size() + kSealTagBytes);
-    randombytes_buf(out.data(), kRandomNonceBytes);
-    unsigned long long clen = 0;
-    crypto_aead_xchacha20poly1305_ietf_encrypt(out.data() + kRandomNonceBytes, &clen, plain.data(), plain.size(), ad.data(),
-                                               ad.size(), nullptr, out.data(), key.data());
+    const std::span<uint8_t, kRandomNonceBytes> nonce(out.data(), kRandomNonceBytes);
+    platform::random_bytes(nonce);
+    crypto::aead_x_seal(out.data() + kRandomNonceBytes, plain, ad, nonce, key);
     return out;
 }
 
@@ -136,10 +122,7 @@ bool open_random_nonce(const Key& key, std::span<const uint8_t> sealed, std::spa
     ensure_crypto();
     if (sealed.size() < kRandomNonceBytes + kSealTagBytes) return false;
     plain.resize(sealed.size() - kRandomNonceBytes - kSealTagBytes);
-    unsigned long long mlen = 0;
-    if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain.data(), &mlen, nullptr, sealed.data() + kRandomNonceBytes,
-                                                   sealed.size() - kRandomNonceBytes, ad.data(), ad.size(), sealed.data(),
-                                                   key.data()) != 0) {
+    if (!crypto::aead_x_open(plain.data(), sealed.subspan(kRandomNonceBytes), ad, sealed.first<kRandomNonceBytes>(), key)) {
         plain.clear();
         return false;
     }
@@ -152,15 +135,19 @@ std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<c
     std::vector<uint8_t> msg(kContext, kContext + sizeof kContext);
     msg.insert(msg.end(), cookie.begin(), cookie.end());
     for (int i = 0; i < 8; ++i) msg.push_back(uint8_t(salt >> (8 * i)));
+    // BLAKE2b-256 cut to 16 bytes: libgcrypt (the Windows build) has no 16-byte BLAKE2b, whose
+    // output length is part of the hash, so both backends compute the 32-byte one.
+    std::array<uint8_t, 32> full{};
+    crypto::keyed_hash(full, msg, client_to_server);
     std::array<uint8_t, 16> out{};
-    crypto_generichash(out.data(), out.size(), msg.data(), msg.size(), client_to_server.data(), client_to_server.size());
+    std::copy_n(full.begin(), out.size(), out.begin());
     return out;
 }
 
 bool check_handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt,
                            std::span<const uint8_t> proof) {
     const std::array<uint8_t, 16> expect = handshake_proof(client_to_server, cookie, salt);
-    return proof.size() == expect.size() && sodium_memcmp(proof.data(), expect.data(), expect.size()) == 0;
+    return crypto::equal_constant_time(proof, expect);
 }
 
 }  // namespace ks::net

@@ -1,5 +1,5 @@
 #pragma once
-// Authenticated encryption of a session's packets (libsodium), once a connect token has been
+// Authenticated encryption of a session's packets (common/src/crypto/crypto.h), once a connect token has been
 // accepted. A sealed datagram is
 //
 //   prefix (1 byte: 0xA0 | (n - 1))  counter (n = 1..8 bytes, little-endian)  ciphertext  tag (16)
@@ -29,7 +29,7 @@ constexpr size_t kSealTagBytes = 16;
 constexpr size_t kMaxSealOverhead = 1 + 8 + kSealTagBytes;  // prefix, counter, tag
 constexpr uint8_t kSealPrefixBase = 0xA0;
 
-// Initialises libsodium once (thread-safe); throws std::runtime_error when it cannot.
+// Initialises the crypto backend once (thread-safe); throws std::runtime_error when it cannot.
 void ensure_crypto();
 // Fills `out` from the operating system's secure random source.
 void random_bytes(std::span<uint8_t> out);
@@ -80,14 +80,15 @@ const char* seal_result_name(PacketOpener::Result r);
 
 // XChaCha20-Poly1305 with a random 24-byte nonce (written first): for messages sent without a
 // session counter (the Challenge's cookie, connect tokens). Returns nonce + ciphertext + tag.
+// The libgcrypt build has no XChaCha20: there both throw crypto::Unsupported.
 std::vector<uint8_t> seal_random_nonce(const Key& key, std::span<const uint8_t> plain, std::span<const uint8_t> ad);
 // Opens what seal_random_nonce made; false when it does not authenticate.
 bool open_random_nonce(const Key& key, std::span<const uint8_t> sealed, std::span<const uint8_t> ad,
                        std::vector<uint8_t>& plain);
 constexpr size_t kRandomNonceBytes = 24;
 
-// The ChallengeResponse's proof that its sender holds the token's keys: a keyed hash (BLAKE2b,
-// 16 bytes) under the client-to-server key of the Challenge's cookie and the handshake's salt.
+// The ChallengeResponse's proof that its sender holds the token's keys: a keyed hash (BLAKE2b-256,
+// its first 16 bytes) under the client-to-server key of the Challenge's cookie and the handshake's salt.
 std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt);
 // The proof matches (compared in constant time).
 bool check_handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt,

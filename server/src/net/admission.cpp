@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sodium.h>
 
+#include "common/src/crypto/crypto.h"
 #include "common/src/net/secure_channel.h"
 #include "common/src/util/refusal_text.h"
 
@@ -24,14 +24,14 @@ bool RateBucket::take(double now_s, double rate, double burst) {
 }
 
 BucketSketch::BucketSketch(size_t slots) : slots_(slots) {
-    static_assert(crypto_shorthash_KEYBYTES == 16);
+    static_assert(sizeof hash_key_ == crypto::kShortHashKeyBytes);
     ensure_crypto();
-    randombytes_buf(hash_key_.data(), hash_key_.size());
+    random_bytes(hash_key_);
 }
 
 bool BucketSketch::take(std::span<const uint8_t> key, double now_s, double rate, double burst) {
-    uint8_t h[crypto_shorthash_BYTES];
-    crypto_shorthash(h, key.data(), key.size(), hash_key_.data());
+    uint8_t h[crypto::kShortHashBytes];
+    crypto::short_hash(h, key, hash_key_);
     uint64_t v = 0;
     for (int i = 0; i < 8; ++i) v |= uint64_t(h[i]) << (8 * i);
     return slots_[v % slots_.size()].take(now_s, rate, burst);

@@ -1,5 +1,5 @@
 #pragma once
-// Stateless challenge cookies: a keyed hash (BLAKE2b, libsodium's crypto_generichash, 16 bytes)
+// Stateless challenge cookies: a keyed hash (BLAKE2b, crypto::keyed_hash, 16 bytes)
 // of the peer's address, port, salt, a coarse time window and, with connect tokens, the token's
 // tag, so the server keeps nothing per unauthenticated peer and a cookie replayed from another
 // address or port, for another token, or after two windows, is refused.

@@ -69,7 +69,7 @@ struct StreamServerConfig {
     uint64_t secret_seed = 0;    // cookie key seed; 0: from the random device
     // Connect tokens (schema/PROTOCOL.md): the private key this server shares with the game's
     // backend, which issues tokens (net::issue_connect_token, kinesync-token). With it, only token
-    // holders get in and every session packet is sealed (libsodium AEAD). Without it the server is
+    // holders get in and every session packet is sealed (ChaCha20-Poly1305 AEAD). Without it the server is
     // in dev mode, unauthenticated: allowed on a loopback bind, elsewhere only with insecure_dev.
     std::optional<net::Key> private_key;
     bool insecure_dev = false;
