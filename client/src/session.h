@@ -180,9 +180,6 @@ private:
     double pong_arrived_s_ = 0;          // and when it arrived
     double clock_offset_s_ = 0;  // server time (s) - local time (s)
     bool clock_valid_ = false;
-    double tick_base_local_ = 0;  // local time at which the server was at tick_base_tick_
-    double tick_base_tick_ = 0;
-    bool tick_base_valid_ = false;
     ClientSessionStats stats_;
 };
 

@@ -6,7 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <clocale>
+#include <cstdlib>
 #include <cstring>
+#include <locale.h>
+#include <stdlib.h>
 #include <limits>
 #include <system_error>
 #include <unordered_map>
@@ -43,19 +47,44 @@ bool is_keyword(std::string_view s) {
            iequals(s, "End") || iequals(s, "ROOT") || iequals(s, "MOTION") || iequals(s, "HIERARCHY");
 }
 
+// strtod in the "C" locale whatever the process's locale: a double from a whole token, or false.
+// (std::from_chars for floating point is not in every standard library: libc++ 14 lacks it.)
+bool strtod_c(std::string_view tok, double& out, bool& out_of_range) {
+    char small[64];
+    std::string large;
+    const char* text = small;
+    if (tok.size() < sizeof small) {
+        std::memcpy(small, tok.data(), tok.size());
+        small[tok.size()] = '\0';
+    } else {
+        large.assign(tok);
+        text = large.c_str();
+    }
+    char* end = nullptr;
+    errno = 0;
+#ifdef _WIN32
+    static const _locale_t c_locale = _create_locale(LC_NUMERIC, "C");
+    out = _strtod_l(text, &end, c_locale);
+#else
+    static const locale_t c_locale = newlocale(LC_NUMERIC_MASK, "C", locale_t(0));
+    out = strtod_l(text, &end, c_locale);
+#endif
+    out_of_range = errno == ERANGE;
+    return end != text && end == text + tok.size();
+}
+
 // Parses a whole token as a finite float. Returns false when it is not a number at all;
 // sets `finite` false when it parses but is infinite/NaN/out of float range.
 bool parse_float(std::string_view tok, float& out, bool& finite) {
-    const char* b = tok.data();
-    const char* e = tok.data() + tok.size();
-    const bool plus = b != e && *b == '+';  // from_chars rejects a leading '+': skip one
-    if (plus) ++b;
-    if (b == e || (plus && (*b == '+' || *b == '-'))) return false;
+    const bool plus = !tok.empty() && tok.front() == '+';  // one leading '+' allowed
+    if (plus) tok.remove_prefix(1);
+    if (tok.empty() || (plus && (tok.front() == '+' || tok.front() == '-'))) return false;
+    // Decimal only, as std::from_chars's general format (strtod would also take hexadecimal).
+    if (tok.find_first_of("xX") != std::string_view::npos) return false;
     double v = 0.0;
-    const auto r = std::from_chars(b, e, v);
-    if (r.ptr != e) return false;
-    if (r.ec == std::errc::invalid_argument) return false;
-    if (r.ec == std::errc::result_out_of_range) {
+    bool out_of_range = false;
+    if (!strtod_c(tok, v, out_of_range)) return false;
+    if (out_of_range) {
         finite = false;
         return true;
     }

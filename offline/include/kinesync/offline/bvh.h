@@ -12,8 +12,8 @@
 //  - Any channel order per joint, position channels on any joint, mixed orders in one file.
 //
 // Text tolerance: CRLF / LF / CR / mixed line endings, tabs or spaces, unindented lines, exponent
-// notation, "Frames:" / "Frame Time:" followed by a TAB. Numbers are parsed with std::from_chars
-// (no locale dependence). The parser checks: balanced braces, known channel names, the declared
+// notation, "Frames:" / "Frame Time:" followed by a TAB. Numbers are parsed in the "C" locale
+// (no dependence on the process's locale). The parser checks: balanced braces, known channel names, the declared
 // CHANNELS count, that every motion line has exactly one value per channel, that the number of
 // motion lines equals "Frames:", and that every value is finite.
 //

@@ -1,0 +1,21 @@
+# GoogleTest for the test folders: built here from KS_GTEST_SOURCE_DIR, or Debian's prebuilt one.
+if(TARGET GTest::gtest_main)
+  return()
+endif()
+if(KS_GTEST_SOURCE_DIR)
+  # GoogleTest built here with this build's compiler, standard library and flags (its own warnings
+  # silenced: they are not the project's to fix, and -Werror is only on the project's targets).
+  set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+  set(BUILD_GMOCK ON CACHE BOOL "" FORCE)
+  add_subdirectory(${KS_GTEST_SOURCE_DIR} ${PROJECT_BINARY_DIR}/googletest EXCLUDE_FROM_ALL SYSTEM)
+  foreach(lib gtest gtest_main gmock gmock_main)
+    if(NOT MSVC)
+      target_compile_options(${lib} PRIVATE -w)
+    endif()
+    if(NOT TARGET GTest::${lib})
+      add_library(GTest::${lib} ALIAS ${lib})
+    endif()
+  endforeach()
+else()
+  find_package(GTest REQUIRED)
+endif()
