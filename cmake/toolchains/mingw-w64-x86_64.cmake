@@ -18,3 +18,5 @@ find_program(KS_WINE64 wine64 PATHS /usr/lib/wine NO_CMAKE_FIND_ROOT_PATH)
 if(KS_WINE64)
   set(CMAKE_CROSSCOMPILING_EMULATOR ${KS_WINE64})
 endif()
+# GoogleTest from Debian's sources (googletest), built with this compiler.
+set(KS_GTEST_SOURCE_DIR /usr/src/googletest CACHE PATH "GoogleTest sources")
