@@ -21,4 +21,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libc++-dev libc++abi-dev \
   g++-mingw-w64-x86-64-posix binutils-mingw-w64-x86-64 libgcrypt-mingw-w64-dev wine64 \
   g++-aarch64-linux-gnu qemu-user \
-  ARM64_PACKAGES
+  libsodium-dev:arm64 libzstd-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 libspdlog-dev:arm64 \
+  libfmt-dev:arm64 libbenchmark-dev:arm64 zlib1g-dev:arm64
