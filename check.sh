@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The one command: set up (Debian packages), build, and run the whole test suite with the machine
-# made busy (a busy loop per core beside the tests: CI's 2-core machines are often loaded), then the
-# same suite under AddressSanitizer + UndefinedBehaviorSanitizer and every benchmark once in a
-# smoke run there, then three fuzz targets briefly.
-#   ./check.sh            everything
-#   ./check.sh --no-setup skip the apt-get step (packages already installed)
-#   ./check.sh --fast     skip the sanitizer build and the fuzzing
+# made busy (a busy loop per core beside the tests: CI's 2-core machines are often loaded) and
+# every benchmark once in a smoke run; then the suite built with clang and libc++ under
+# AddressSanitizer + UndefinedBehaviorSanitizer, three fuzz targets briefly, the Windows build
+# (mingw-w64) with its tests under wine64, and the ARM64 build with the cross-architecture test
+# and part of its suite under qemu-user (docs/PLATFORMS.md; the whole ARM64 suite is its own command).
+#   ./check.sh              everything
+#   ./check.sh --no-setup   skip the apt-get step (packages already installed)
+#   ./check.sh --fast       the Release build and its tests only
 # Real-clip tests read ../shared/mocap (or $KS_MOCAP_DIR) and skip with a message when absent.
 set -euo pipefail
 cd "$(dirname "$0")"
-setup=1; sanitize=1
+setup=1; full=1
 for arg in "$@"; do
   case "$arg" in
     --no-setup) setup=0 ;;
-    --fast) sanitize=0 ;;
+    --fast) full=0 ;;
     *) echo "unknown option: $arg" >&2; exit 2 ;;
   esac
 done
@@ -31,41 +33,63 @@ trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
 ctest --test-dir build --output-on-failure -j "$jobs"
 kill "${busy[@]}" 2>/dev/null || true
 trap - EXIT
+# Every benchmark once, briefly (KS_BENCH_SMOKE: fixed-length ones shortened; figures meaningless):
+# a benchmark that crashes fails the check.
+echo "== benchmarks, smoke run =="
+KS_BENCH_SMOKE=1 ./build/kinesync-bench --benchmark_min_time=0.001 --benchmark_format=json \
+  --benchmark_out=build/bench-smoke.json > build/bench-smoke.log
+echo "$(grep -c '"name"' build/bench-smoke.json) benchmarks ran"
+[ "$full" = 1 ] || { echo "== all checks passed (--fast) =="; exit 0; }
 
-if [ "$sanitize" = 1 ]; then
-  echo "== build (Debug + AddressSanitizer + UndefinedBehaviorSanitizer) =="
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKS_SANITIZE=ON -DKS_BUILD_BENCH=ON
-  cmake --build build-asan -j "$jobs"
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  echo "== tests under sanitizers =="
-  ctest --test-dir build-asan --output-on-failure -j "$jobs"
-  # Every benchmark once, briefly (KS_BENCH_SMOKE: fixed-length ones shortened; figures meaningless):
-  # a benchmark that crashes or trips a sanitizer fails the check.
-  echo "== benchmarks, smoke run under sanitizers =="
-  KS_BENCH_SMOKE=1 ./build-asan/kinesync-bench --benchmark_min_time=0.001 --benchmark_format=json \
-    --benchmark_out=build-asan/bench-smoke.json > build-asan/bench-smoke.log
-  echo "$(grep -c '"name"' build-asan/bench-smoke.json) benchmarks ran"
-fi
-if [ "$sanitize" = 1 ]; then
-  # libFuzzer (clang) for a bounded time: the datagram decoder, the server's whole datagram
-  # handling (sessions, cookies, acks, reliable messages, snapshots) from scripted peers, and the
-  # client's (handshake, definitions, snapshots in parts, refusals) from a scripted server.
-  echo "== fuzzing (clang + libFuzzer, 15 s per target) =="
-  mkdir -p build-fuzz
-  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKS_FUZZ=ON -DKS_BUILD_TOOLS=OFF -DKS_BUILD_TESTS=OFF \
-    -DKS_BUILD_BENCH=OFF -DKS_CODEC_CHECK=OFF > build-fuzz/configure.log
-  cmake --build build-fuzz -j "$jobs" --target kinesync-fuzz-packet kinesync-fuzz-server kinesync-fuzz-client
-  mkdir -p build-fuzz/corpus-packet build-fuzz/corpus-server build-fuzz/corpus-client
-  ./build-fuzz/kinesync-fuzz-packet -ks_write_seeds=build-fuzz/corpus-packet > /dev/null
-  # Server scripts: a dev-mode and a token-mode one (handshakes, then sealed records).
-  printf '\x00\x80\x00\x00\x01\x00\x00\x81\x00\x00' > build-fuzz/corpus-server/seed-dev
-  printf '\x01\x80\x00\x00\xc0\x02\x00\x00\x00\xc0\x00\x00\x81\x00\x00\x41\x00\x00' > build-fuzz/corpus-server/seed-tokens
-  ./build-fuzz/kinesync-fuzz-packet -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-packet 2>&1 | tail -1
-  ./build-fuzz/kinesync-fuzz-server -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-server 2>&1 | tail -1
-  # Client scripts: the server's handshake, skeleton definitions (one of 200 joints), then a
-  # snapshot of a whole character, or of a part.
-  printf '\x80\x00\x00\x40\x00\x00\x20\x0c\x00\x02\x00\x00\x00\x00\x01\x03\x01\x00\x00\x02\x00' > build-fuzz/corpus-client/seed-connected
-  printf '\x80\x00\x00\x40\x00\x00\x20\x10\x00\x04\x00\x00\x00\x00\x02\x03\x01\x01\x04\x00\x54\x02\x00\x00' > build-fuzz/corpus-client/seed-part
-  ./build-fuzz/kinesync-fuzz-client -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-client 2>&1 | tail -1
-fi
+# One build checks two things: the sanitizers, and that nothing leans on libstdc++ or GCC (clang
+# with libc++, as Apple's toolchains; GoogleTest built from source with it; no benchmarks, whose
+# Debian library is libstdc++'s).
+echo "== build (clang + libc++, Debug + AddressSanitizer + UndefinedBehaviorSanitizer) =="
+cmake -S . -B build-asan-libcxx -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DKS_LIBCXX=ON -DKS_SANITIZE=ON -DKS_BUILD_BENCH=OFF -DKS_GTEST_SOURCE_DIR=/usr/src/googletest
+cmake --build build-asan-libcxx -j "$jobs"
+echo "== tests under sanitizers (clang + libc++) =="
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan-libcxx --output-on-failure -j "$jobs"
+
+# libFuzzer (clang) for a bounded time: the datagram decoder, the server's whole datagram
+# handling (sessions, cookies, acks, reliable messages, snapshots) from scripted peers, and the
+# client's (handshake, definitions, snapshots in parts, refusals) from a scripted server.
+echo "== fuzzing (clang + libFuzzer, 15 s per target) =="
+mkdir -p build-fuzz
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKS_FUZZ=ON -DKS_BUILD_TOOLS=OFF -DKS_BUILD_TESTS=OFF \
+  -DKS_BUILD_BENCH=OFF -DKS_CODEC_CHECK=OFF > build-fuzz/configure.log
+cmake --build build-fuzz -j "$jobs" --target kinesync-fuzz-packet kinesync-fuzz-server kinesync-fuzz-client
+mkdir -p build-fuzz/corpus-packet build-fuzz/corpus-server build-fuzz/corpus-client
+./build-fuzz/kinesync-fuzz-packet -ks_write_seeds=build-fuzz/corpus-packet > /dev/null
+# Server scripts: a dev-mode and a token-mode one (handshakes, then sealed records).
+printf '\x00\x80\x00\x00\x01\x00\x00\x81\x00\x00' > build-fuzz/corpus-server/seed-dev
+printf '\x01\x80\x00\x00\xc0\x02\x00\x00\x00\xc0\x00\x00\x81\x00\x00\x41\x00\x00' > build-fuzz/corpus-server/seed-tokens
+./build-fuzz/kinesync-fuzz-packet -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-packet 2>&1 | tail -1
+./build-fuzz/kinesync-fuzz-server -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-server 2>&1 | tail -1
+# Client scripts: the server's handshake, skeleton definitions (one of 200 joints), then a
+# snapshot of a whole character, or of a part.
+printf '\x80\x00\x00\x40\x00\x00\x20\x0c\x00\x02\x00\x00\x00\x00\x01\x03\x01\x00\x00\x02\x00' > build-fuzz/corpus-client/seed-connected
+printf '\x80\x00\x00\x40\x00\x00\x20\x10\x00\x04\x00\x00\x00\x00\x02\x03\x01\x01\x04\x00\x54\x02\x00\x00' > build-fuzz/corpus-client/seed-part
+./build-fuzz/kinesync-fuzz-client -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-client 2>&1 | tail -1
+
+# Windows: the client-only build (mingw-w64), its tests under wine64, and the interop test against
+# this Linux build's server (docs/PLATFORMS.md).
+echo "== build (Windows x86-64, mingw-w64: client, kinesync.dll, client-side tests) =="
+export WINEDEBUG=-all
+/usr/lib/wine/wine64 wineboot --init > /dev/null 2>&1 || true  # the prefix, once, before tests race for it
+cmake -S . -B build-win64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/mingw-w64-x86_64.cmake \
+  -DCMAKE_BUILD_TYPE=Release -DKS_HOST_BUILD_DIR="$PWD/build" > build-win64.configure.log
+cmake --build build-win64 -j "$jobs"
+echo "== Windows tests under wine64 =="
+ctest --test-dir build-win64 --output-on-failure -j "$jobs"
+
+# ARM64: everything built for aarch64; the cross-architecture test and the suite's ARM64_CHECK_SUBSET
+# under qemu-user. The whole suite under qemu: docs/PLATFORMS.md ("ARM64").
+echo "== build (ARM64, aarch64 g++) =="
+cmake -S . -B build-arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
+  -DCMAKE_BUILD_TYPE=Release -DKS_HOST_BUILD_DIR="$PWD/build" > build-arm64.configure.log
+cmake --build build-arm64 -j "$jobs"
+echo "== ARM64 tests under qemu-user (the cross-architecture test and a subset) =="
+ctest --test-dir build-arm64 --output-on-failure -j "$jobs" ARM64_CTEST_ARGS
 echo "== all checks passed =="
