@@ -77,9 +77,10 @@ printf '\x80\x00\x00\x40\x00\x00\x20\x10\x00\x04\x00\x00\x00\x00\x02\x03\x01\x01
 # this Linux build's server (docs/PLATFORMS.md).
 echo "== build (Windows x86-64, mingw-w64: client, kinesync.dll, client-side tests) =="
 export WINEDEBUG=-all
+mkdir -p build-win64 build-arm64
 /usr/lib/wine/wine64 wineboot --init > /dev/null 2>&1 || true  # the prefix, once, before tests race for it
 cmake -S . -B build-win64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/mingw-w64-x86_64.cmake \
-  -DCMAKE_BUILD_TYPE=Release -DKS_HOST_BUILD_DIR="$PWD/build" > build-win64.configure.log
+  -DCMAKE_BUILD_TYPE=Release -DKS_HOST_BUILD_DIR="$PWD/build" > build-win64/configure.log
 cmake --build build-win64 -j "$jobs"
 echo "== Windows tests under wine64 =="
 ctest --test-dir build-win64 --output-on-failure -j "$jobs"
@@ -88,7 +89,7 @@ ctest --test-dir build-win64 --output-on-failure -j "$jobs"
 # under qemu-user. The whole suite under qemu: docs/PLATFORMS.md ("ARM64").
 echo "== build (ARM64, aarch64 g++) =="
 cmake -S . -B build-arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
-  -DCMAKE_BUILD_TYPE=Release -DKS_HOST_BUILD_DIR="$PWD/build" > build-arm64.configure.log
+  -DCMAKE_BUILD_TYPE=Release -DKS_HOST_BUILD_DIR="$PWD/build" > build-arm64/configure.log
 cmake --build build-arm64 -j "$jobs"
 echo "== ARM64 tests under qemu-user (the cross-architecture test and a subset) =="
 ctest --test-dir build-arm64 --output-on-failure -j "$jobs" ARM64_CTEST_ARGS
