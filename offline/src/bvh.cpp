@@ -33,8 +33,11 @@ bool istarts_with(std::string_view s, std::string_view prefix) {
 // How a token is shown in a message: quoted, shortened if huge, or "end of file".
 std::string show(std::string_view tok) {
     if (tok.empty()) return "end of file";
-    if (tok.size() > 40) return "'" + std::string(tok.substr(0, 37)) + "...'";
-    return "'" + std::string(tok) + "'";
+    // Appended, not "'" + std::string(...): GCC 12's -Wrestrict misfires on that for AArch64 (PR 105651).
+    std::string out = "'";
+    if (tok.size() > 40) out.append(tok.substr(0, 37)).append("...'");
+    else out.append(tok).append("'");
+    return out;
 }
 
 // Words that structure the HIERARCHY section (never joint names or channel names).
