@@ -34,8 +34,12 @@ set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/${KS_CROSS_TRIPLE}/pkgconfig:/usr/share/pkgc
 set(ENV{PKG_CONFIG_PATH} "")
 set(ENV{PKG_CONFIG_SYSROOT_DIR} "")
 
-# Running what is built: qemu-user with the cross libc's loader and libraries.
+# Running what is built: qemu-user with the cross toolchain's loader (-L) and its libc and libstdc++
+# first (LD_LIBRARY_PATH in the guest): without that the loader of libc6-arm64-cross would load the
+# multiarch libc6:arm64's libc.so.6 (/lib/aarch64-linux-gnu, found through the host's ld.so.cache),
+# and a loader and libc of different builds hang in the first pthread_create. The multiarch
+# libraries (libsodium, libzstd, spdlog, ...) still come from /usr/lib/aarch64-linux-gnu.
 find_program(KS_QEMU_AARCH64 qemu-aarch64)
 if(KS_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${KS_QEMU_AARCH64} -L /usr/${KS_CROSS_TRIPLE})
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${KS_QEMU_AARCH64} -L /usr/${KS_CROSS_TRIPLE} -E LD_LIBRARY_PATH=/usr/${KS_CROSS_TRIPLE}/lib)
 endif()
