@@ -24,7 +24,7 @@ has() { grep -qF -- "$1" <<<"$out" || fail "output lacks '$1'"; }
 start_server() {
   local log="$1"; shift
   : > "$log"  # emptied here: the background job opens it a moment later, an earlier run's lines meanwhile
-  "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --characters 2 "$@" > "$log" 2>&1 &
+  ${KS_RUN-} "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --characters 2 "$@" > "$log" 2>&1 &
   server_pid=$!
   wait_for_log "$log" 'listening on 127\.0\.0\.1:[0-9]+ ' "$server_pid" || { out=$(cat "$log"); fail "server did not start"; }
   port=$(listening_port "$log")
@@ -34,7 +34,7 @@ stop_server() { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; 
 # REGEX, then stopped (SIGTERM: they exit 0).
 bots_until() {
   : > "$dir/bots-$1.log"
-  "$bin/kinesync-client" --server "127.0.0.1:$port" --bots "$1" --duration 0 --stats-every 10 > "$dir/bots-$1.log" 2>&1 &
+  ${KS_RUN-} "$bin/kinesync-client" --server "127.0.0.1:$port" --bots "$1" --duration 0 --stats-every 10 > "$dir/bots-$1.log" 2>&1 &
   local bots=$!
   wait_for_log "$3" "$2" "$bots" || { kill "$bots" 2>/dev/null; out=$(cat "$dir/bots-$1.log"); fail "no line '$2' with $1 bots"; }
   kill -TERM "$bots"; wait "$bots" || { local rc=$?; out=$(cat "$dir/bots-$1.log"); fail "$1 bots: exit $rc"; }
@@ -43,62 +43,62 @@ bots_until() {
 case "$check" in
 host_port)
   for v in nohost:abc 127.0.0.1:0 127.0.0.1:99999 127.0.0.1:65536 127.0.0.1:-5 127.0.0.1: nohost :40000; do
-    run 2 "$bin/kinesync-client" --server "$v" --duration 1
+    run 2 ${KS_RUN-} "$bin/kinesync-client" --server "$v" --duration 1
     has "$v"
     if grep -q 'terminate\|what()' <<<"$out"; then fail "crash on --server $v"; fi
     [ "$(head -1 <<<"$out" | grep -cF -- "$v")" = 1 ] || fail "first line does not name '$v'"
   done
-  run 2 "$bin/kinesync-client" --server nohost:abc; has "not a number"
-  run 2 "$bin/kinesync-client" --server h:99999; has "out of range 1..65535"
+  run 2 ${KS_RUN-} "$bin/kinesync-client" --server nohost:abc; has "not a number"
+  run 2 ${KS_RUN-} "$bin/kinesync-client" --server h:99999; has "out of range 1..65535"
   ;;
 server_port)
   for v in 99999 65536 -1 abc; do
-    run 2 "$bin/kinesync-server" --port "$v" --no-network --duration 0.1
+    run 2 ${KS_RUN-} "$bin/kinesync-server" --port "$v" --no-network --duration 0.1
     has "--port"; has "$v"
   done
   # 0 (any free port) and 65535 stay valid.
-  run 0 "$bin/kinesync-server" --port 0 --no-network --duration 0.1
-  run 0 "$bin/kinesync-server" --port 65535 --no-network --duration 0.1
+  run 0 ${KS_RUN-} "$bin/kinesync-server" --port 0 --no-network --duration 0.1
+  run 0 ${KS_RUN-} "$bin/kinesync-server" --port 65535 --no-network --duration 0.1
   ;;
 version)
   for p in kinesync-server kinesync-client kinesync-replay kinesync-tool; do
-    run 0 "$bin/$p" --version
+    run 0 ${KS_RUN-} "$bin/$p" --version
     [ "$out" = "$p $version" ] || fail "$p --version printed '$out', expected '$p $version'"
-    run 0 "$bin/$p" --help
+    run 0 ${KS_RUN-} "$bin/$p" --help
     has "--version"
   done
   ;;
 exit_codes)
   for p in kinesync-server kinesync-client "kinesync-replay x.ksrec" "kinesync-tool info x.bvh"; do
     read -r -a cmd <<<"$p"
-    run 2 "$bin/${cmd[0]}" "${cmd[@]:1}" --no-such-option
+    run 2 ${KS_RUN-} "$bin/${cmd[0]}" "${cmd[@]:1}" --no-such-option
     has "--no-such-option"
   done
-  run 2 "$bin/kinesync-replay"                      # RECORDING is required
-  run 2 "$bin/kinesync-replay" x.ksrec --profile moon
-  run 2 "$bin/kinesync-tool"                        # a subcommand is required
-  run 2 "$bin/kinesync-tool" dynamics --f -1 --svg "$dir/x.svg"
-  run 2 "$bin/kinesync-client" --bots 0
-  run 2 "$bin/kinesync-server" --characters 0 --no-network --duration 1
-  run 2 "$bin/kinesync-server" --no-network          # needs --duration
-  run 2 "$bin/kinesync-server" --tick-hz 59.94 --no-network --duration 1   # rates travel as whole numbers
+  run 2 ${KS_RUN-} "$bin/kinesync-replay"                      # RECORDING is required
+  run 2 ${KS_RUN-} "$bin/kinesync-replay" x.ksrec --profile moon
+  run 2 ${KS_RUN-} "$bin/kinesync-tool"                        # a subcommand is required
+  run 2 ${KS_RUN-} "$bin/kinesync-tool" dynamics --f -1 --svg "$dir/x.svg"
+  run 2 ${KS_RUN-} "$bin/kinesync-client" --bots 0
+  run 2 ${KS_RUN-} "$bin/kinesync-server" --characters 0 --no-network --duration 1
+  run 2 ${KS_RUN-} "$bin/kinesync-server" --no-network          # needs --duration
+  run 2 ${KS_RUN-} "$bin/kinesync-server" --tick-hz 59.94 --no-network --duration 1   # rates travel as whole numbers
   has "must be whole numbers"
-  run 2 "$bin/kinesync-server" --snapshot-hz 25 --no-network --duration 1  # 25 does not divide 60
+  run 2 ${KS_RUN-} "$bin/kinesync-server" --snapshot-hz 25 --no-network --duration 1  # 25 does not divide 60
   # Failures while running stay 1.
-  run 1 "$bin/kinesync-tool" info "$dir/no-such-file.bvh"
-  run 1 "$bin/kinesync-replay" "$dir/no-such-file.ksrec"
+  run 1 ${KS_RUN-} "$bin/kinesync-tool" info "$dir/no-such-file.bvh"
+  run 1 ${KS_RUN-} "$bin/kinesync-replay" "$dir/no-such-file.ksrec"
   ;;
 connect_timeout)
   # Nothing listens on UDP port 1 of the loopback (run's own timeout would end a client that never gives up).
-  run 1 "$bin/kinesync-client" --server 127.0.0.1:1 --connect-timeout 1
+  run 1 ${KS_RUN-} "$bin/kinesync-client" --server 127.0.0.1:1 --connect-timeout 1
   has "kinesync-client: no server answered at 127.0.0.1:1 within 1 s"
   # A --duration shorter than the timeout that never connects fails as well.
-  run 1 "$bin/kinesync-client" --server 127.0.0.1:1 --duration 1
+  run 1 ${KS_RUN-} "$bin/kinesync-client" --server 127.0.0.1:1 --duration 1
   has "no server answered at 127.0.0.1:1 within 1 s"
-  run 2 "$bin/kinesync-client" --connect-timeout -1
+  run 2 ${KS_RUN-} "$bin/kinesync-client" --connect-timeout -1
   # A client that does connect is not cut off by the timeout.
   start_server "$dir/server.log"
-  run 0 "$bin/kinesync-client" --server "127.0.0.1:$port" --connect-timeout 1 --duration 2.5
+  run 0 ${KS_RUN-} "$bin/kinesync-client" --server "127.0.0.1:$port" --connect-timeout 1 --duration 2.5
   has "connected 1"
   stop_server
   ;;

@@ -66,7 +66,7 @@ server_pid=""
 start_server() {  # start_server LOG ARGS...: starts kinesync-server, sets server_pid and port
   local log="$1"; shift
   : > "$log"  # emptied here: the background job opens it a moment later, an earlier run's lines meanwhile
-  "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --characters 3 --duration 40 "$@" > "$log" 2>&1 &
+  ${KS_RUN-} "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --characters 3 --duration 40 "$@" > "$log" 2>&1 &
   server_pid=$!
   pids+=("$server_pid")
   wait_for_log "$log" "listening on" "$server_pid" || true
@@ -94,23 +94,23 @@ start_server "$work/server-dev.log"
 tests client 127.0.0.1 "$port" 4 "$work/managed-dev.txt" 3 > "$work/managed-dev.log" 2>&1 &
 managed=$!
 pids+=("$managed")
-"$bin/kinesync-csharp-reference" 127.0.0.1 "$port" 4 "$work/cpp-dev.txt" > "$work/cpp-dev.log" 2>&1 || fail "C++ client: $(cat "$work/cpp-dev.log")"
+${KS_RUN-} "$bin/kinesync-csharp-reference" 127.0.0.1 "$port" 4 "$work/cpp-dev.txt" > "$work/cpp-dev.log" 2>&1 || fail "C++ client: $(cat "$work/cpp-dev.log")"
 wait "$managed" || fail "managed client (dev mode): $(cat "$work/managed-dev.log")"
 cat "$work/managed-dev.log"
 compare "$work/managed-dev.txt" "$work/cpp-dev.txt" || fail "dev mode"
 kill "$server_pid" 2> /dev/null || true
 
-"$bin/kinesync-token" keygen --out "$work/k.key" > /dev/null
-"$bin/kinesync-token" keygen --out "$work/other.key" > /dev/null
+${KS_RUN-} "$bin/kinesync-token" keygen --out "$work/k.key" > /dev/null
+${KS_RUN-} "$bin/kinesync-token" keygen --out "$work/other.key" > /dev/null
 start_server "$work/server-token.log" --key-file "$work/k.key"
-"$bin/kinesync-token" issue --key-file "$work/k.key" --server "127.0.0.1:$port" --client-id 7 --out "$work/t.kstoken" > /dev/null
+${KS_RUN-} "$bin/kinesync-token" issue --key-file "$work/k.key" --server "127.0.0.1:$port" --client-id 7 --out "$work/t.kstoken" > /dev/null
 tests client 127.0.0.1 "$port" 3 "$work/managed-token.txt" 3 "$work/t.kstoken" > "$work/managed-token.log" 2>&1 \
   || fail "managed client (token): $(cat "$work/managed-token.log")"
 grep -q "allocations: 0 bytes" "$work/managed-token.log" || fail "allocations with a token: $(cat "$work/managed-token.log")"
 echo "with a token: $(head -1 "$work/managed-token.log")"
 
 # 4. A token of another key (to the keyed server); a port nobody serves.
-"$bin/kinesync-token" issue --key-file "$work/other.key" --server "127.0.0.1:$port" --client-id 8 --out "$work/bad.kstoken" > /dev/null
+${KS_RUN-} "$bin/kinesync-token" issue --key-file "$work/other.key" --server "127.0.0.1:$port" --client-id 8 --out "$work/bad.kstoken" > /dev/null
 tests badtoken 127.0.0.1 "$port" "$work/bad.kstoken" || fail "a token of another key"
 dead=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 tests dead "$dead" || fail "a dead server"
@@ -123,7 +123,7 @@ managed_server=$!
 pids+=("$managed_server")
 wait_until "$KS_DEADLINE_S" test -s "$work/managed-server.port" || true
 [ -s "$work/managed-server.port" ] || fail "the managed server did not start: $(cat "$work/managed-server.log")"
-"$bin/kinesync-csharp-reference" 127.0.0.1 "$(cat "$work/managed-server.port")" 2 "$work/cpp-managed.txt" > "$work/cpp-managed.log" 2>&1 \
+${KS_RUN-} "$bin/kinesync-csharp-reference" 127.0.0.1 "$(cat "$work/managed-server.port")" 2 "$work/cpp-managed.txt" > "$work/cpp-managed.log" 2>&1 \
   || fail "C++ client of the managed server: $(cat "$work/cpp-managed.log")"
 grep -q "managed-arm joints 3" "$work/cpp-managed.log" || fail "the C++ client did not receive managed-arm: $(cat "$work/cpp-managed.log")"
 python3 - "$work/cpp-managed.txt" <<'PY'

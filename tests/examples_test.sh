@@ -9,14 +9,14 @@ server="$1"; client="$2"; work="$3"; bvh="${4:-}"
 rm -rf "$work"; mkdir -p "$work"
 args=(--port 0 --seconds 5 --record "$work/truth.ksrec")
 if [ -n "$bvh" ] && [ -f "$bvh" ]; then args+=(--bvh "$bvh"); else echo "(no shared clip: the built-in walk)"; fi
-"$server" "${args[@]}" > "$work/server.log" 2>&1 &
+${KS_RUN-} "$server" "${args[@]}" > "$work/server.log" 2>&1 &
 pid=$!
 source "$(dirname "${BASH_SOURCE[0]}")/support/wait.sh"
 wait_for_log "$work/server.log" '^port ' "$pid" || true
 port=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$work/server.log")
 [ -n "$port" ] || { cat "$work/server.log"; echo "FAIL: the server printed no port"; exit 1; }
 rc=0
-"$client" --port "$port" --seconds 20 --truth "$work/truth.ksrec" > "$work/client.log" 2>&1 || rc=$?
+${KS_RUN-} "$client" --port "$port" --seconds 20 --truth "$work/truth.ksrec" > "$work/client.log" 2>&1 || rc=$?
 wait "$pid" || { cat "$work/server.log"; echo "FAIL: server exit"; exit 1; }
 cat "$work/server.log" "$work/client.log"
 [ "$rc" = 0 ] || { echo "FAIL: client exit $rc"; exit 1; }

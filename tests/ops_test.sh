@@ -37,7 +37,7 @@ start_server() {
   for _ in 1 2 3 4 5; do
     hport=$((20000 + RANDOM % 40000))
     : > "$log"  # emptied here: the background job opens it a moment later, an earlier run's lines meanwhile
-    "$bin/kinesync-server" --bind 127.0.0.1 --http-port "$hport" "$@" > "$log" 2>&1 &
+    ${KS_RUN-} "$bin/kinesync-server" --bind 127.0.0.1 --http-port "$hport" "$@" > "$log" 2>&1 &
     pid=$!
     if wait_for_log "$log" "http: .* on 127\.0\.0\.1:$hport" "$pid"; then
       port=$(listening_port "$log")
@@ -97,7 +97,7 @@ env)
     want=$((20000 + RANDOM % 40000))
     log="$dir/env.log"
     KINESYNC_PORT=$want KINESYNC_BIND=127.0.0.1 KINESYNC_CHARACTERS=3 KINESYNC_DURATION=0.5 KINESYNC_STATS_EVERY=0.2 \
-      KINESYNC_RECORD="$dir/env.ksrec" timeout 20 "$bin/kinesync-server" > "$log" 2>&1; rc=$?
+      KINESYNC_RECORD="$dir/env.ksrec" timeout 20 ${KS_RUN-} "$bin/kinesync-server" > "$log" 2>&1; rc=$?
     grep -q "cannot listen on UDP" "$log" && continue
     break
   done
@@ -106,20 +106,20 @@ env)
   grep -q "serving 3 characters" "$log" || fail "KINESYNC_CHARACTERS not used"
   [ "$(grep -c '\] stats: ' "$log")" -ge 1 ] || fail "KINESYNC_STATS_EVERY not used"
   # The recording's scenario keeps the settings that came from the environment.
-  out=$("$bin/kinesync-tool" info "$dir/env.ksrec") || fail "KINESYNC_RECORD not used"
+  out=$(${KS_RUN-} "$bin/kinesync-tool" info "$dir/env.ksrec") || fail "KINESYNC_RECORD not used"
   grep -q "scenario .*(environment: .*KINESYNC_PORT=$want" <<<"$out" || fail "the scenario lacks the environment"
   grep -q "frames      30 (ticks 1 to 30)" <<<"$out" || fail "KINESYNC_DURATION=0.5: not 30 ticks"
   out=""
-  KINESYNC_PORT=$want KINESYNC_BIND=127.0.0.1 KINESYNC_CHARACTERS=3 timeout 20 "$bin/kinesync-server" --port 0 --characters 1 \
+  KINESYNC_PORT=$want KINESYNC_BIND=127.0.0.1 KINESYNC_CHARACTERS=3 timeout 20 ${KS_RUN-} "$bin/kinesync-server" --port 0 --characters 1 \
     --duration 0.2 > "$log" 2>&1 || fail "exit $?"
   grep -q "listening on 127.0.0.1:$want " "$log" && fail "--port 0 lost to KINESYNC_PORT"
   grep -q "serving 1 characters" "$log" || fail "--characters lost to KINESYNC_CHARACTERS"
   # A bad value from the environment is an option error, named.
-  out=$(KINESYNC_PORT=99999 timeout 20 "$bin/kinesync-server" --no-network --duration 0.1 2>&1); rc=$?
+  out=$(KINESYNC_PORT=99999 timeout 20 ${KS_RUN-} "$bin/kinesync-server" --no-network --duration 0.1 2>&1); rc=$?
   [ "$rc" = 2 ] || fail "KINESYNC_PORT=99999 exit $rc"
   grep -q 99999 <<<"$out" || fail "the bad value is not named"
   # The help names the variables; so does the HTTP port's.
-  out=$("$bin/kinesync-server" --help)
+  out=$(${KS_RUN-} "$bin/kinesync-server" --help)
   for v in KINESYNC_PORT KINESYNC_BIND KINESYNC_MAX_CLIENTS KINESYNC_HTTP_PORT KINESYNC_DRAIN_GRACE KINESYNC_RECV_BUFFER; do
     grep -q "$v" <<<"$out" || fail "--help does not name $v"
   done
@@ -130,7 +130,7 @@ drain)
   # timed out), the recording complete up to the last tick.
   start_server "$dir/server.log" --port 0 --record "$dir/session.ksrec" --drain-grace 2
   : > "$dir/bot.log"
-  "$bin/kinesync-client" --server "127.0.0.1:$port" --bots 1 --duration 8 --stats-every 0.1 > "$dir/bot.log" 2>&1 &
+  ${KS_RUN-} "$bin/kinesync-client" --server "127.0.0.1:$port" --bots 1 --duration 8 --stats-every 0.1 > "$dir/bot.log" 2>&1 &
   bot=$!
   wait_for_log "$dir/bot.log" 'connected 1 ' "$bot" || { out=$(cat "$dir/bot.log"); fail "bot did not connect"; }
   sleep 0.7  # not on a chunk boundary, most likely: a recording not closed would lack the last partial chunk
@@ -147,10 +147,10 @@ drain)
   [ -n "$gone_at" ] || { out=$(cat "$dir/bot.log"); fail "the bot was never told"; }
   awk -v a="$stopped_at" -v b="$gone_at" 'BEGIN { exit !(b - a < 4.0) }' || { out=$(cat "$dir/bot.log"); fail "the bot left at $gone_at s, SIGTERM after $stopped_at s: timed out, not told"; }
   kill "$bot" 2>/dev/null; wait "$bot" 2>/dev/null
-  out=$("$bin/kinesync-tool" info "$dir/session.ksrec") || fail "kinesync-tool info cannot read the recording"
+  out=$(${KS_RUN-} "$bin/kinesync-tool" info "$dir/session.ksrec") || fail "kinesync-tool info cannot read the recording"
   grep -q "complete    yes" <<<"$out" || fail "recording not complete"
   grep -q "frames      $final (ticks 1 to $final)" <<<"$out" || fail "recording does not end at the last tick, $final"
-  "$bin/kinesync-replay" "$dir/session.ksrec" --profile lan --strategy snap --quiet > /dev/null 2>&1 || fail "kinesync-replay cannot read it"
+  ${KS_RUN-} "$bin/kinesync-replay" "$dir/session.ksrec" --profile lan --strategy snap --quiet > /dev/null 2>&1 || fail "kinesync-replay cannot read it"
   echo "drain: $elapsed s from SIGTERM to exit, $final ticks recorded"
   out=""
   ;;
@@ -230,16 +230,16 @@ PY
     sport=$(cat "$dir/sidecar.port" 2>/dev/null) || fail "the fake sidecar did not start"
   }
   rm -f "$dir/k.key"
-  "$bin/kinesync-token" keygen --out "$dir/k.key" || fail "keygen"
+  ${KS_RUN-} "$bin/kinesync-token" keygen --out "$dir/k.key" || fail "keygen"
   start_sidecar ok
   udp=$((20000 + RANDOM % 40000)); echo "$udp" > "$dir/udp_port"
   export AGONES_SDK_HTTP_PORT="$sport" KINESYNC_KEY_FILE="$dir/k.key"
   start_server "$dir/server.log" --port "$udp"
   grep -q "agones: public address 127.0.0.1:$udp " "$log" || fail "no public address learnt"
   [ "$(grep -c '^GET /gameserver$' "$dir/sidecar.requests")" = 3 ] || fail "not 3 GET /gameserver: $(cat "$dir/sidecar.requests")"
-  "$bin/kinesync-token" issue --key-file "$dir/k.key" --server "127.0.0.1:$udp" --client-id 7 --out "$dir/t.kstoken" || fail "issue"
+  ${KS_RUN-} "$bin/kinesync-token" issue --key-file "$dir/k.key" --server "127.0.0.1:$udp" --client-id 7 --out "$dir/t.kstoken" || fail "issue"
   : > "$dir/client.log"
-  "$bin/kinesync-client" --server "127.0.0.1:$udp" --token "$dir/t.kstoken" --duration 0 --stats-every 0.2 > "$dir/client.log" 2>&1 &
+  ${KS_RUN-} "$bin/kinesync-client" --server "127.0.0.1:$udp" --token "$dir/t.kstoken" --duration 0 --stats-every 0.2 > "$dir/client.log" 2>&1 &
   client=$!
   wait_for_log "$dir/client.log" "connected 1" "$client" || { out=$(cat "$dir/client.log"); fail "a token for the learnt address did not connect"; }
   kill -TERM "$client"; wait "$client" || { out=$(cat "$dir/client.log"); fail "client with a token"; }
@@ -253,14 +253,14 @@ PY
   export AGONES_SDK_HTTP_PORT="$sport"
   log="$dir/never.log"
   t0=$(date +%s)
-  timeout 60 "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --duration 1 > "$log" 2>&1; rc=$?
+  timeout 60 ${KS_RUN-} "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --duration 1 > "$log" 2>&1; rc=$?
   [ "$rc" = 1 ] || fail "exit $rc without an address, expected 1"
   [ $(( $(date +%s) - t0 )) -ge 9 ] || fail "gave up before 10 s"
   grep -q "cannot learn the public address .*status.address is empty.*set --public-address ADDRESS:PORT (KINESYNC_PUBLIC_ADDRESS)" "$log" \
     || fail "no clear message"
   rm -f "$dir/sidecar.requests"
   log="$dir/given.log"
-  KINESYNC_PUBLIC_ADDRESS="127.0.0.1:$udp" timeout 20 "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --duration 0.5 > "$log" 2>&1 \
+  KINESYNC_PUBLIC_ADDRESS="127.0.0.1:$udp" timeout 20 ${KS_RUN-} "$bin/kinesync-server" --bind 127.0.0.1 --port 0 --duration 0.5 > "$log" 2>&1 \
     || fail "exit $? with --public-address"
   grep -q "GET /gameserver" "$dir/sidecar.requests" 2>/dev/null && fail "asked the SDK despite --public-address"
   kill "$sidecar"; wait "$sidecar" 2>/dev/null

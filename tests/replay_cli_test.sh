@@ -5,9 +5,9 @@
 set -euo pipefail
 bin="$1"; dir="$2"
 mkdir -p "$dir"
-"$bin/kinesync-server" --no-network --duration 4 --characters 2 --teleport-every 1.5 --reset-every 2 --seed 3 \
+${KS_RUN-} "$bin/kinesync-server" --no-network --duration 4 --characters 2 --teleport-every 1.5 --reset-every 2 --seed 3 \
     --record "$dir/cli.ksrec" > "$dir/server.log" 2>&1
-out=$("$bin/kinesync-replay" "$dir/cli.ksrec" --profile broadband --latency 80 --loss 0.02 \
+out=$(${KS_RUN-} "$bin/kinesync-replay" "$dir/cli.ksrec" --profile broadband --latency 80 --loss 0.02 \
     --svg "$dir/cli-time.svg" --sweep "$dir/cli-frontier.svg" --json "$dir/cli.json" 2>&1 | cat)
 fail() { echo "FAIL: $*"; echo "$out"; exit 1; }
 if grep -qE $'\r|: +[0-9]+ %' <<<"$out"; then fail "progress in the piped output"; fi
@@ -23,5 +23,5 @@ for f in cli-time.svg cli-frontier.svg; do
   grep -q '</svg>' "$dir/$f" || fail "$f incomplete"
 done
 grep -q '"blackout_ms"' "$dir/cli.json" || fail "json lacks blackout_ms"
-if "$bin/kinesync-replay" "$dir/cli.ksrec" --loss 2 > /dev/null 2>&1; then fail "loss 2 accepted"; fi
+if ${KS_RUN-} "$bin/kinesync-replay" "$dir/cli.ksrec" --loss 2 > /dev/null 2>&1; then fail "loss 2 accepted"; fi
 echo "replay CLI ok"

@@ -6,8 +6,8 @@ set -euo pipefail
 bin="${1:?usage: results_render_test.sh BUILD_DIR WORK_DIR}"
 work="${2:?usage: results_render_test.sh BUILD_DIR WORK_DIR}"
 mkdir -p "$work"
-"$bin/kinesync-server" --no-network --duration 4 --characters 2 --teleport-every 2 --seed 3 --record "$work/r.ksrec" > /dev/null
-"$bin/kinesync-replay" "$work/r.ksrec" --profile all --strategy all --quiet --json "$work/r.json" > /dev/null
+${KS_RUN-} "$bin/kinesync-server" --no-network --duration 4 --characters 2 --teleport-every 2 --seed 3 --record "$work/r.ksrec" > /dev/null
+${KS_RUN-} "$bin/kinesync-replay" "$work/r.ksrec" --profile all --strategy all --quiet --json "$work/r.json" > /dev/null
 python3 docs/render_results.py --replay "test=$work/r.json" --out "$work/RESULTS.md"
 python3 - "$work/r.json" "$work/RESULTS.md" <<'PY'
 import json, re, sys

@@ -26,12 +26,12 @@ for rig in game stress; do
   # are emptied first: a background job opens its own a moment later, and an earlier run's lines
   # must not be read meanwhile.
   : > "$dir/$rig-server.log"; : > "$dir/$rig-bot.log"
-  "$bin/kinesync-server" --rig "$rig" --port 0 --bind 127.0.0.1 --characters 2 --seed 2 \
+  ${KS_RUN-} "$bin/kinesync-server" --rig "$rig" --port 0 --bind 127.0.0.1 --characters 2 --seed 2 \
       --record "$dir/$rig.ksrec" > "$dir/$rig-server.log" 2>&1 &
   server=$!
   wait_for_log "$dir/$rig-server.log" 'listening on 127\.0\.0\.1:[0-9]+ ' "$server" || { cat "$dir/$rig-server.log"; fail "$rig: server did not start"; }
   port=$(listening_port "$dir/$rig-server.log")
-  "$bin/kinesync-client" --server "127.0.0.1:$port" --profile mobile --duration 0 --stats-every 0.5 --report "$dir/$rig-bot.json" \
+  ${KS_RUN-} "$bin/kinesync-client" --server "127.0.0.1:$port" --profile mobile --duration 0 --stats-every 0.5 --report "$dir/$rig-bot.json" \
       > "$dir/$rig-bot.log" 2>&1 &
   bot=$!
   wait_until "$KS_DEADLINE_S" bot_shows "$dir/$rig-bot.log" "$joints" "$bot" || true
@@ -51,7 +51,7 @@ assert r["snapshots_received"] > 30, r
 PY
   # A part too large for a datagram, or without a precision plan (a loaded server may warn of other things).
   if grep -q ": not sent" "$dir/$rig-server.log"; then cat "$dir/$rig-server.log"; fail "$rig: the server could not send something"; fi
-  "$bin/kinesync-replay" "$dir/$rig.ksrec" --profile mobile --strategy deadblend+sod --json "$dir/$rig-replay.json" \
+  ${KS_RUN-} "$bin/kinesync-replay" "$dir/$rig.ksrec" --profile mobile --strategy deadblend+sod --json "$dir/$rig-replay.json" \
       > "$dir/$rig-replay.log" 2>&1 || { cat "$dir/$rig-replay.log"; fail "$rig: replay failed"; }
   python3 - "$dir/$rig-replay.json" <<'PY' || fail "$rig: replay figures"
 import json, sys

@@ -13,18 +13,18 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 port=$((41000 + $$ % 2000))
 auth=(); bot_auth=()
 if [ "${SOAK_DEV:-0}" != 1 ]; then
-  "$build/kinesync-token" keygen --out "$work/key"
+  ${KS_RUN-} "$build/kinesync-token" keygen --out "$work/key"
   auth=(--key-file "$work/key"); bot_auth=(--key-file "$work/key")
 fi
 if [ ${#auth[@]} -gt 0 ]; then echo "mode: connect tokens, sealed sessions"; else echo "mode: dev (no authentication)"; fi
-"$build/kinesync-server" --port "$port" --bind 127.0.0.1 "${auth[@]}" --characters 16 --max-clients $((bots + 8)) \
+${KS_RUN-} "$build/kinesync-server" --port "$port" --bind 127.0.0.1 "${auth[@]}" --characters 16 --max-clients $((bots + 8)) \
   --teleport-every 10 --reset-every 15 --stats-every 5 --duration "$((seconds + 5))" > "$work/server.log" 2>&1 &
 server=$!
 source "$(dirname "${BASH_SOURCE[0]}")/support/wait.sh"
 wait_for_log "$work/server.log" "listening on " "$server" || { cat "$work/server.log"; echo "FAIL: the server did not start"; exit 1; }
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$server/status" 2>/dev/null || echo 0; }
 rss_start=$(rss)
-"$build/kinesync-client" --server "127.0.0.1:$port" "${bot_auth[@]}" --bots "$bots" --profile hostile --duration "$seconds" \
+${KS_RUN-} "$build/kinesync-client" --server "127.0.0.1:$port" "${bot_auth[@]}" --bots "$bots" --profile hostile --duration "$seconds" \
   --stats-every 10 --report "$work/clients.json" > "$work/client.log" 2>&1 &
 client=$!
 sleep $((seconds / 2)); rss_mid=$(rss)

@@ -25,7 +25,7 @@ struct LevelGuard {
 std::vector<SimdLevel> simd_levels() {
     LevelGuard g;
     std::vector<SimdLevel> out;
-    for (SimdLevel l : {SimdLevel::SSE2, SimdLevel::AVX2}) {
+    for (SimdLevel l : {SimdLevel::SSE2, SimdLevel::AVX2, SimdLevel::NEON}) {
         set_simd_level(l);
         if (simd_level() == l) out.push_back(l);
     }
@@ -90,7 +90,10 @@ void compare_sampling(const Clip& clip, const std::string& label) {
 }  // namespace
 
 TEST(OpsSimd, SamplingAtEveryLevelMatchesScalarAndFiniteDifference) {
-    ASSERT_FALSE(simd_levels().empty()) << "an x86-64 build has at least SSE2";
+    ASSERT_FALSE(simd_levels().empty()) << "an x86-64 build has at least SSE2, an AArch64 one NEON";
+#if defined(__aarch64__)
+    EXPECT_EQ(simd_levels(), std::vector<SimdLevel>{SimdLevel::NEON});
+#endif
     compare_sampling(synthetic_clip(66, 120, 60.0f, 2), "synthetic 66 (scales)");
     compare_sampling(synthetic_clip(13, 60, 30.0f, 4), "synthetic 13 (a partial block)");
 }
@@ -138,11 +141,22 @@ TEST(OpsSimd, TheLevelCanBeChosenAndReported) {
     set_simd_level(SimdLevel::Scalar);
     EXPECT_EQ(simd_level(), SimdLevel::Scalar);
     EXPECT_EQ(simd_ops(), nullptr);
+#if defined(__aarch64__)
+    set_simd_level(SimdLevel::NEON);  // always present on AArch64
+    EXPECT_EQ(simd_level(), SimdLevel::NEON);
+    set_simd_level(SimdLevel::AVX2);  // another architecture's level: scalar
+    EXPECT_EQ(simd_level(), SimdLevel::Scalar);
+    set_simd_level(SimdLevel::NEON);
+#else
+    set_simd_level(SimdLevel::NEON);  // another architecture's level: scalar
+    EXPECT_EQ(simd_level(), SimdLevel::Scalar);
     set_simd_level(SimdLevel::AVX2);  // the best this CPU has, at most AVX2
+#endif
     EXPECT_NE(simd_level(), SimdLevel::Scalar);
     ASSERT_NE(simd_ops(), nullptr);
     EXPECT_EQ(simd_ops()->width, simd_level() == SimdLevel::AVX2 ? 8 : 4);
     EXPECT_STREQ(simd_level_name(SimdLevel::SSE2), "sse2");
+    EXPECT_STREQ(simd_level_name(SimdLevel::NEON), "neon");
 }
 
 TEST(OpsSimd, ExtrapolationAndBlendViaAtEveryLevelMatchScalarAndFiniteDifference) {

@@ -28,7 +28,7 @@ void expect_same_values(const Pose& full, const Pose& values, const char* what) 
 
 TEST(ValuesPaths, EveryOpsValuesOnlyPathMatchesItsValues) {
     const SimdLevel saved = simd_level();
-    for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::SSE2, SimdLevel::AVX2}) {
+    for (SimdLevel level : {SimdLevel::Scalar, SimdLevel::SSE2, SimdLevel::AVX2, SimdLevel::NEON}) {
     set_simd_level(level);  // the SIMD kernels' values paths too, where the CPU has them
     Rng rng(31);
     for (int trial = 0; trial < 30; ++trial) {

@@ -32,11 +32,11 @@ rm -rf "$work/view" "$work/chromium-profile" "$work"/shot*.png "$work"/state*.js
 start=$(date +%s)
 
 # 1. A short recording and its viewer.
-if ! "$bin/kinesync-server" --no-network --duration 6 --characters 2 --teleport-every 3 --seed 5 \
+if ! ${KS_RUN-} "$bin/kinesync-server" --no-network --duration 6 --characters 2 --teleport-every 3 --seed 5 \
     --record "$work/r.ksrec" > "$work/server.log" 2>&1; then
   show_log "$work/server.log"; fail "kinesync-server could not record"
 fi
-if ! "$bin/kinesync-replay" "$work/r.ksrec" --profile broadband --view "$work/view" --json "$work/r.json" --quiet \
+if ! ${KS_RUN-} "$bin/kinesync-replay" "$work/r.ksrec" --profile broadband --view "$work/view" --json "$work/r.json" --quiet \
     > "$work/replay.log" 2>&1; then
   show_log "$work/replay.log"; fail "kinesync-replay --view failed"
 fi

@@ -1,5 +1,7 @@
 #include "common/src/anim/ops_simd.h"
 
+#include "common/src/platform/cpu_features.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -9,31 +11,38 @@ namespace ks {
 
 const SimdOps* simd_ops_sse2();
 const SimdOps* simd_ops_avx2();
+const SimdOps* simd_ops_neon();
 
 namespace {
 
+// Whether the build has the level's kernels and the CPU (and OS) can run them.
 bool cpu_has(SimdLevel l) {
     switch (l) {
         case SimdLevel::Scalar: return true;
-#if defined(__x86_64__) || defined(__i386__)
-        case SimdLevel::SSE2: return simd_ops_sse2() != nullptr;
-        case SimdLevel::AVX2: return simd_ops_avx2() != nullptr && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-        default: return false;
-#endif
+        case SimdLevel::SSE2: return simd_ops_sse2() != nullptr;  // the x86-64 baseline
+        case SimdLevel::AVX2: {
+            static const bool avx2_fma = cpu_has_avx2_fma();
+            return simd_ops_avx2() != nullptr && avx2_fma;
+        }
+        case SimdLevel::NEON: return simd_ops_neon() != nullptr;  // mandatory on AArch64
     }
     return false;
 }
 
+// The level itself if available, else the next narrower of its family, else scalar.
+SimdLevel clamp(SimdLevel want) {
+    while (!cpu_has(want)) want = want == SimdLevel::AVX2 ? SimdLevel::SSE2 : SimdLevel::Scalar;
+    return want;
+}
+
 SimdLevel best() {
     if (const char* e = std::getenv("KS_SIMD")) {
-        SimdLevel want = SimdLevel::AVX2;
-        if (!std::strcmp(e, "scalar")) want = SimdLevel::Scalar;
-        else if (!std::strcmp(e, "sse2")) want = SimdLevel::SSE2;
-        while (!cpu_has(want)) want = SimdLevel(int(want) - 1);
-        return want;
+        if (!std::strcmp(e, "scalar")) return SimdLevel::Scalar;
+        if (!std::strcmp(e, "sse2")) return clamp(SimdLevel::SSE2);
+        if (!std::strcmp(e, "avx2")) return clamp(SimdLevel::AVX2);
+        if (!std::strcmp(e, "neon")) return clamp(SimdLevel::NEON);
     }
-    for (SimdLevel l : {SimdLevel::AVX2, SimdLevel::SSE2})
+    for (SimdLevel l : {SimdLevel::AVX2, SimdLevel::SSE2, SimdLevel::NEON})
         if (cpu_has(l)) return l;
     return SimdLevel::Scalar;
 }
@@ -47,16 +56,14 @@ std::atomic<int>& level() {
 
 SimdLevel simd_level() { return SimdLevel(level().load(std::memory_order_relaxed)); }
 
-void set_simd_level(SimdLevel want) {
-    while (!cpu_has(want)) want = SimdLevel(int(want) - 1);
-    level().store(int(want));
-}
+void set_simd_level(SimdLevel want) { level().store(int(clamp(want))); }
 
 const char* simd_level_name(SimdLevel l) {
     switch (l) {
         case SimdLevel::Scalar: return "scalar";
         case SimdLevel::SSE2: return "sse2";
         case SimdLevel::AVX2: return "avx2";
+        case SimdLevel::NEON: return "neon";
     }
     return "?";
 }
@@ -65,6 +72,7 @@ const SimdOps* simd_ops() {
     switch (simd_level()) {
         case SimdLevel::SSE2: return simd_ops_sse2();
         case SimdLevel::AVX2: return simd_ops_avx2();
+        case SimdLevel::NEON: return simd_ops_neon();
         default: return nullptr;
     }
 }
@@ -72,11 +80,11 @@ const SimdOps* simd_ops() {
 namespace {
 constexpr size_t kMaxWidth = 8;
 
-// What finishes a skeleton after the wide blocks: 4-wide SSE2 blocks (less padding) when the wide
-// kernels are 8-wide.
+// What finishes a skeleton after the wide blocks: this architecture's 4-wide blocks (SSE2; less
+// padding) when the wide kernels are 8-wide (AVX2); the kernels themselves when 4-wide (SSE2, NEON).
 const SimdOps& tail_ops(const SimdOps& ops) {
-    const SimdOps* sse2 = simd_ops_sse2();
-    return ops.width > 4 && sse2 ? *sse2 : ops;
+    const SimdOps* four = simd_ops_sse2();
+    return ops.width > 4 && four ? *four : ops;
 }
 
 // A copy of entries [first, first + count) padded to kMaxWidth by repeating the first one.

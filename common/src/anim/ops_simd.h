@@ -2,10 +2,12 @@
 // SIMD dispatch of the hot animation ops. op_sample_cubic / op_sample_cubic_values with a
 // SampleCache, op_blend / op_blend_values / op_blend_via and op_extrapolate_decayed (so the
 // client's dead blending) run blocks of joints through SIMD kernels
-// (common/src/anim/simd_kernels.h): SSE2 4-wide (the x86-64 baseline) or AVX2 8-wide, the best the CPU
-// has, chosen at run time; the joints left over, and every joint on other CPUs, take the scalar
-// path, which stays the reference. KS_SIMD=scalar|sse2|avx2 in the environment (or
-// set_simd_level) picks a level, e.g. to compare them; a level the CPU lacks falls back.
+// (common/src/anim/simd_kernels.h): on x86-64 SSE2 4-wide (the baseline) or AVX2 8-wide, the best
+// the CPU has, chosen at run time; on AArch64 NEON 4-wide (always present); every joint on other
+// CPUs takes the scalar path, which stays the reference. KS_SIMD=scalar|sse2|avx2|neon in the
+// environment (or set_simd_level) picks a level, e.g. to compare them; a level the CPU lacks falls
+// back to the next narrower one of its family (avx2 -> sse2), then to scalar (so sse2 or avx2 on
+// AArch64, neon on x86-64, give scalar).
 
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +16,7 @@
 
 namespace ks {
 
-enum class SimdLevel { Scalar, SSE2, AVX2 };
+enum class SimdLevel { Scalar, SSE2, AVX2, NEON };
 SimdLevel simd_level();
 void set_simd_level(SimdLevel level);  // clamped to what the CPU and the build support
 const char* simd_level_name(SimdLevel level);

@@ -1,6 +1,6 @@
 #pragma once
 // The hot animation ops over blocks of V::N joints in structure-of-arrays form (V = simd::F4 or
-// simd::F8), included by ops_simd_sse2.cpp and ops_simd_avx2.cpp, one instantiation each. Poses
+// simd::F8), included by ops_simd_sse2.cpp, ops_simd_avx2.cpp and ops_simd_neon.cpp, one instantiation each. Poses
 // stay arrays of structures: a block is gathered into SoA registers, computed, and scattered back.
 // The algebra is the scalar ops' (ops_sample.cpp's cached sampler, quat_slerp_path_kinematic,
 // ops_blend.cpp) with the polynomial math of common/src/simd/math.h; tests hold the two paths together.
@@ -66,9 +66,11 @@ inline void storeq(quat* p, Q<V> q) {
     q.w.store(w), q.x.store(x), q.y.store(y), q.z.store(z);
     for (int k = 0; k < V::N; ++k) p[k] = {w[k], x[k], y[k], z[k]};
 }
-// Faster gathers and scatters with shuffles: 4 packed vec3 (12 floats) <-> x, y, z registers,
-// and 4 quats <-> w, x, y, z by a 4x4 transpose (8 of each as two halves with AVX2).
+// Faster gathers and scatters for F4 (and F8 as two halves): 4 packed vec3 (12 floats) <-> x, y, z
+// registers, and 4 quats <-> w, x, y, z; SSE2 with shuffles and a 4x4 transpose, NEON with its
+// structure loads and stores (vld3q/vst3q, vld4q/vst4q), which (de)interleave exactly so.
 static_assert(sizeof(vec3) == 12 && sizeof(quat) == 16);
+#if defined(__SSE2__)
 inline void deinterleave3(const float* p, __m128& x, __m128& y, __m128& z) {
     const __m128 a = _mm_loadu_ps(p), b = _mm_loadu_ps(p + 4), c = _mm_loadu_ps(p + 8);
     x = _mm_shuffle_ps(_mm_shuffle_ps(a, a, _MM_SHUFFLE(3, 0, 3, 0)), _mm_shuffle_ps(b, c, _MM_SHUFFLE(1, 1, 2, 2)), _MM_SHUFFLE(2, 0, 1, 0));
@@ -106,6 +108,31 @@ inline Q<F4> loadq<F4>(const quat* p) {
 }
 template <>
 inline void storeq<F4>(quat* p, Q<F4> q) { untranspose_quats(&p->w, q.w.v, q.x.v, q.y.v, q.z.v); }
+
+#elif defined(__aarch64__) || defined(_M_ARM64)
+template <>
+inline V3<F4> load3<F4>(const vec3* p) {
+    const float32x4x3_t r = vld3q_f32(&p->x);
+    return {r.val[0], r.val[1], r.val[2]};
+}
+template <>
+inline void store3<F4>(vec3* p, V3<F4> v) {
+    float32x4x3_t r;
+    r.val[0] = v.x.v, r.val[1] = v.y.v, r.val[2] = v.z.v;
+    vst3q_f32(&p->x, r);
+}
+template <>
+inline Q<F4> loadq<F4>(const quat* p) {
+    const float32x4x4_t r = vld4q_f32(&p->w);
+    return {r.val[0], r.val[1], r.val[2], r.val[3]};
+}
+template <>
+inline void storeq<F4>(quat* p, Q<F4> q) {
+    float32x4x4_t r;
+    r.val[0] = q.w.v, r.val[1] = q.x.v, r.val[2] = q.y.v, r.val[3] = q.z.v;
+    vst4q_f32(&p->w, r);
+}
+#endif  // __SSE2__ / __aarch64__
 
 #ifdef __AVX2__
 inline __m256 join(__m128 lo, __m128 hi) { return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1); }
