@@ -74,19 +74,7 @@ start_server() {  # start_server LOG ARGS...: starts kinesync-server, sets serve
   [ -n "$port" ] || fail "kinesync-server did not start: $(cat "$log")"
 }
 compare() {  # compare MANAGED CPP: the worst joint difference of the snapshots both saw
-  python3 - "$1" "$2" <<'PY'
-import sys
-def load(p):
-    return {(int(w[0]), int(w[1])): [float(x) for x in w[2:]] for w in (l.split() for l in open(p))}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-common = set(a) & set(b)
-if len(common) < 50:
-    sys.exit('only %d snapshots seen by both clients' % len(common))
-worst = max(max(abs(x - y) for x, y in zip(a[k], b[k])) for k in common)
-print('managed vs C++ client: %d snapshots in common, worst joint difference %.2g m' % (len(common), worst))
-if worst > 5e-4:
-    sys.exit('the managed client shows poses %.3g m from the C++ client\'s' % worst)
-PY
+  python3 tests/support/compare_poses.py "$1" "$2" 5e-4 "managed client" "C++ client"
 }
 
 # 3. Dev mode, then with a token.
