@@ -12,26 +12,28 @@ namespace ks {
 
 namespace {
 
-#if defined(SO_TIMESTAMPNS)
-constexpr int kStampOption = SO_TIMESTAMPNS, kStampMessage = SCM_TIMESTAMPNS;
-using Stamp = timespec;
-double stamp_seconds(const timespec& t) { return double(t.tv_sec) + 1e-9 * double(t.tv_nsec); }
-#else
-constexpr int kStampOption = SO_TIMESTAMP, kStampMessage = SCM_TIMESTAMP;
-using Stamp = timeval;
-double stamp_seconds(const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); }
-#endif
+double seconds_of(const timespec& t) { return double(t.tv_sec) + 1e-9 * double(t.tv_nsec); }
+double seconds_of(const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); }
 
-// The age of a datagram from its timestamp control message (0 without one).
+template <class Stamp>
+double age_from(const cmsghdr* c) {
+    Stamp at;
+    std::copy_n(reinterpret_cast<const char*>(CMSG_DATA(c)), sizeof at, reinterpret_cast<char*>(&at));
+    timespec now;
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return std::clamp(seconds_of(now) - seconds_of(at), 0.0, 1.0);  // a wall clock stepped meanwhile: at most a second
+}
+
+// The age of a datagram from its timestamp control message (0 without one): SCM_TIMESTAMPNS
+// (Linux, nanoseconds) or SCM_TIMESTAMP (microseconds: other POSIX systems, and where the first
+// is refused, e.g. under qemu-user).
 double kernel_age_s(msghdr& msg) {
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != kStampMessage) continue;
-        Stamp at;
-        std::copy_n(reinterpret_cast<const char*>(CMSG_DATA(c)), sizeof at, reinterpret_cast<char*>(&at));
-        timespec now;
-        ::clock_gettime(CLOCK_REALTIME, &now);
-        const double age = double(now.tv_sec) + 1e-9 * double(now.tv_nsec) - stamp_seconds(at);
-        return std::clamp(age, 0.0, 1.0);  // a wall clock stepped meanwhile: at most a second
+        if (c->cmsg_level != SOL_SOCKET) continue;
+#if defined(SCM_TIMESTAMPNS)
+        if (c->cmsg_type == SCM_TIMESTAMPNS) return age_from<timespec>(c);
+#endif
+        if (c->cmsg_type == SCM_TIMESTAMP) return age_from<timeval>(c);
     }
     return 0.0;
 }
@@ -40,12 +42,15 @@ double kernel_age_s(msghdr& msg) {
 
 bool enable_receive_timestamps(SocketHandle s) {
     const int on = 1;
-    return ::setsockopt(s, SOL_SOCKET, kStampOption, &on, sizeof on) == 0;
+#if defined(SO_TIMESTAMPNS)
+    if (::setsockopt(s, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0) return true;
+#endif
+    return ::setsockopt(s, SOL_SOCKET, SO_TIMESTAMP, &on, sizeof on) == 0;
 }
 
 bool receive_timed(SocketHandle s, uint8_t* buf, size_t capacity, TimedDatagram& out) {
     iovec iov{buf, capacity};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(Stamp))];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec) > sizeof(timeval) ? sizeof(timespec) : sizeof(timeval))];
     msghdr msg{};
     out.from = {};
     msg.msg_name = &out.from;
