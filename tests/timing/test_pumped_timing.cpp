@@ -123,7 +123,7 @@ TEST(PumpedClient, RoundTripIsMeasuredFromKernelReceiveTimes) {
     RecordProperty("display_gap_ms", std::to_string(display_gap_ms));
     EXPECT_EQ(stale_stats, 0) << "stats() lagged update()";
 #if defined(__linux__)
-    EXPECT_TRUE(pumped.stats().receive_timestamps) << "Linux timestamps UDP arrivals: the fix above needs them";
+    EXPECT_TRUE(pumped.stats().receive_timestamps) << "Linux timestamps UDP arrivals (SO_TIMESTAMPNS, or SO_TIMESTAMP under qemu-user): the fix above needs them";
 #else
     if (!pumped.stats().receive_timestamps)
         GTEST_SKIP() << "no receive timestamps on this platform (SIO_TIMESTAMPING needs Windows 10 2004 or later; Wine has "
