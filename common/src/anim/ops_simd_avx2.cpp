@@ -6,14 +6,7 @@
 #include "common/src/anim/simd_kernels.h"
 
 namespace ks {
-const SimdOps* simd_ops_avx2() {
-    using simd::F8;
-    static const SimdOps ops{8,
-                             {&simd_kernels::sample_cubic_block<F8, false>, &simd_kernels::sample_cubic_block<F8, true>},
-                             {&simd_kernels::blend_block<F8, false>, &simd_kernels::blend_block<F8, true>},
-                             {&simd_kernels::extrapolate_block<F8, false>, &simd_kernels::extrapolate_block<F8, true>}};
-    return &ops;
-}
+const SimdOps* simd_ops_avx2() { return simd_kernels::kernel_table<simd::F8>(); }
 }  // namespace ks
 #else
 namespace ks {

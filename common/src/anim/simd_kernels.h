@@ -370,4 +370,14 @@ void extrapolate_block(const ExtrapolateBlockArgs& a, size_t j) {
     }
 }
 
+// The dispatch table of the kernels over vector type V (one per instantiating file).
+template <class V>
+const SimdOps* kernel_table() {
+    static const SimdOps ops{V::N,
+                             {&sample_cubic_block<V, false>, &sample_cubic_block<V, true>},
+                             {&blend_block<V, false>, &blend_block<V, true>},
+                             {&extrapolate_block<V, false>, &extrapolate_block<V, true>}};
+    return &ops;
+}
+
 }  // namespace ks::simd_kernels
