@@ -41,7 +41,7 @@ MetricsSnapshot sample_snapshot() {
     m.net.echoes_refused = 19;
     m.net.unsent_by_reason[1] = 118;  // too large
     m.net.unsent_by_reason[3] = 119;  // starved
-    m.net.admission_limited[size_t(net::AdmissionLimit::ChallengePrefix)] = 120;
+    m.net.admission_limited[size_t(net::AdmissionLimit::ChallengeAll)] = 120;
     m.net.admission_limited[size_t(net::AdmissionLimit::SessionOpen)] = 121;
     m.net.tokens_opened = 122;
     m.net.used_tokens_full = 124;
@@ -143,11 +143,9 @@ TEST(MetricsText, FiguresLandInTheirSamples) {
         {"kinesync_unsent_total{reason=\"too_large\"}", "118"},
         {"kinesync_unsent_total{reason=\"no_precision\"}", "0"},
         {"kinesync_unsent_total{reason=\"starved\"}", "119"},
-        {"kinesync_admission_limited_total{limit=\"challenge_prefix\"}", "120"},
-        {"kinesync_admission_limited_total{limit=\"challenge_all\"}", "0"},
+        {"kinesync_admission_limited_total{limit=\"challenge_all\"}", "120"},
         {"kinesync_admission_limited_total{limit=\"handshake_address\"}", "0"},
         {"kinesync_admission_limited_total{limit=\"handshake_prefix\"}", "0"},
-        {"kinesync_admission_limited_total{limit=\"open_all\"}", "0"},
         {"kinesync_admission_limited_total{limit=\"session_open\"}", "121"},
         {"kinesync_tokens_opened_total", "122"},
         {"kinesync_recording_ticks_dropped_total", "125"},

@@ -108,8 +108,12 @@ std::vector<Bytes> sample_packets() {
     static const Skeleton skel = builtin_skeleton();
     std::vector<Bytes> out;
     out.push_back(build_connect_request(kHeader, 0x0123456789ABCDEFull));
+    const ChallengeMac mac{1, 2, 3};
+    const HandshakeProof proof{4, 5, 6};
     out.push_back(build_challenge(kHeader, 0x0123456789ABCDEFull, test_cookie()));
+    out.push_back(build_challenge(kHeader, 0x0123456789ABCDEFull, test_cookie(), &mac));
     out.push_back(build_challenge_response(kHeader, 0x0123456789ABCDEFull, test_cookie()));
+    out.push_back(build_challenge_response(kHeader, 0x0123456789ABCDEFull, test_cookie(), &proof));
     out.push_back(build_accept(kHeader, {17, 60, 30, 123456, 987654321ull}));
     const SkeletonDefInput def{3, "builtin", &skel, 1.0f};
     const CharacterInfoInput chars[] = {{1, 3, "alice"}, {2, 3, "bob"}};
@@ -467,10 +471,12 @@ TEST(Protocol, ConnectRequestIsNoSmallerThanAnyUnauthenticatedReply) {
     size_t largest_reply = 0;
     for (const PacketHeader& h : {PacketHeader{}, PacketHeader{65535, 65535, 0xFFFFFFFFu}})
         for (uint64_t salt : {0ull, 1ull, ~0ull}) {
-            largest_reply = std::max(largest_reply, build_challenge(h, salt, test_cookie()).size());
+            const ChallengeMac mac{};
+            largest_reply = std::max(largest_reply, build_challenge(h, salt, test_cookie(), &mac).size());
             largest_reply = std::max(largest_reply, build_disconnect(h, std::string(kMaxPreAuthReasonBytes, 'x')).size());
         }
-    test::record_figure("protocol challenge packet bytes", double(build_challenge(kHeader, ~0ull, test_cookie()).size()));
+    const ChallengeMac mac{};
+    test::record_figure("protocol challenge packet bytes", double(build_challenge(kHeader, ~0ull, test_cookie(), &mac).size()));
     EXPECT_LT(largest_reply, kMinConnectRequestBytes);
     for (const PacketHeader& h : {PacketHeader{}, PacketHeader{65535, 65535, 0xFFFFFFFFu}, kHeader})
         for (uint64_t salt : {0ull, 1ull, 0xFFull, ~0ull}) {
@@ -599,18 +605,22 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
     expect_err(raw_connect_request(0), DecodeError::RequestTooSmall, "unpadded connect request");
     {
         reset();
-        const auto c = fbb.CreateVector(std::vector<uint8_t>(16));
+        const auto c = fbb.CreateVector(std::vector<uint8_t>(kCookieBytes));
         const auto pad = fbb.CreateVector(std::vector<uint8_t>(100));
         expect_err(raw_packet(fbb, wire::CreateChallengeResponse(fbb, 1, c, pad)), DecodeError::RequestTooSmall,
                    "short challenge response");
     }
-    for (size_t len : {size_t(0), size_t(15), size_t(17)}) {
+    for (size_t len : {size_t(0), size_t(16), kCookieBytes - 1, kCookieBytes + 1}) {
         reset();
         const auto c = fbb.CreateVector(std::vector<uint8_t>(len));
         expect_err(raw_packet(fbb, wire::CreateChallenge(fbb, 1, c)), DecodeError::BadCookie, "cookie length");
+        reset();
+        const auto good = fbb.CreateVector(std::vector<uint8_t>(kCookieBytes));
+        const auto mac = fbb.CreateVector(std::vector<uint8_t>(len == kCookieBytes + 1 ? kChallengeMacBytes + 1 : kChallengeMacBytes - 1));
+        expect_err(raw_packet(fbb, wire::CreateChallenge(fbb, 1, good, mac)), DecodeError::BadCookie, "challenge mac length");
         // A full-size response (the size check comes first) with a bad cookie.
         Bytes full;
-        for (size_t pad = 1000; pad < kMaxDatagram && full.size() < kMinConnectRequestBytes; ++pad) {
+        for (size_t pad = 700; pad < kMaxDatagram && full.size() < kMinConnectRequestBytes; ++pad) {
             reset();
             const auto c2 = fbb.CreateVector(std::vector<uint8_t>(len));
             const auto p = fbb.CreateVector(std::vector<uint8_t>(pad));
@@ -619,41 +629,31 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
         ASSERT_EQ(full.size(), kMinConnectRequestBytes);
         expect_err(full, DecodeError::BadCookie, "response cookie length");
     }
-    // Tokens outside kMinSealedTokenBytes..kMaxSealedTokenBytes, in full-size requests and responses.
+    // Tokens outside kMinSealedTokenBytes..kMaxSealedTokenBytes, in full-size requests.
     for (size_t len : {size_t(0), kMinSealedTokenBytes - 1, kMaxSealedTokenBytes + 1}) {
-        for (bool response : {false, true}) {
-            Bytes full;
-            for (size_t pad = 0; pad < kMaxDatagram && full.size() < kMinConnectRequestBytes; pad += 1) {
-                reset();
-                const auto t = fbb.CreateVector(std::vector<uint8_t>(len));
-                const auto c = fbb.CreateVector(std::vector<uint8_t>(kCookieBytes));
-                const auto p = fbb.CreateVector(std::vector<uint8_t>(pad));
-                full = response ? raw_packet(fbb, wire::CreateChallengeResponse(fbb, 1, c, p, 99, t))
-                                : raw_packet(fbb, wire::CreateConnectRequest(fbb, 1, p, 99, t));
-            }
-            if (full.size() > kMaxDatagram) continue;  // an oversized token cannot fit a datagram anyway
-            ASSERT_EQ(full.size(), kMinConnectRequestBytes) << len;
-            expect_err(full, DecodeError::BadToken, response ? "response token length" : "request token length");
-        }
-    }
-    // A response's proof goes with its token: missing, of another length, or without a token.
-    struct ProofCase {
-        size_t token_bytes, proof_bytes;  // 0: absent
-        const char* what;
-    };
-    for (const ProofCase& k : {ProofCase{100, 0, "token without proof"}, ProofCase{100, kProofBytes - 1, "short proof"},
-                               ProofCase{100, kProofBytes + 1, "long proof"}, ProofCase{0, kProofBytes, "proof without token"}}) {
         Bytes full;
         for (size_t pad = 0; pad < kMaxDatagram && full.size() < kMinConnectRequestBytes; pad += 1) {
             reset();
-            const auto t = k.token_bytes ? fbb.CreateVector(std::vector<uint8_t>(k.token_bytes)) : 0;
-            const auto pr = k.proof_bytes ? fbb.CreateVector(std::vector<uint8_t>(k.proof_bytes)) : 0;
+            const auto t = fbb.CreateVector(std::vector<uint8_t>(len));
+            const auto p = fbb.CreateVector(std::vector<uint8_t>(pad));
+            full = raw_packet(fbb, wire::CreateConnectRequest(fbb, 1, p, 99, t));
+        }
+        if (full.size() > kMaxDatagram) continue;  // an oversized token cannot fit a datagram anyway
+        ASSERT_EQ(full.size(), kMinConnectRequestBytes) << len;
+        expect_err(full, DecodeError::BadToken, "request token length");
+    }
+    // A response's proof of another length.
+    for (size_t proof_bytes : {size_t(0), kProofBytes - 1, kProofBytes + 1}) {
+        Bytes full;
+        for (size_t pad = 0; pad < kMaxDatagram && full.size() < kMinConnectRequestBytes; pad += 1) {
+            reset();
+            const auto pr = fbb.CreateVector(std::vector<uint8_t>(proof_bytes));
             const auto c = fbb.CreateVector(std::vector<uint8_t>(kCookieBytes));
             const auto p = fbb.CreateVector(std::vector<uint8_t>(pad));
-            full = raw_packet(fbb, wire::CreateChallengeResponse(fbb, 1, c, p, 99, t, pr));
+            full = raw_packet(fbb, wire::CreateChallengeResponse(fbb, 1, c, p, pr));
         }
-        ASSERT_EQ(full.size(), kMinConnectRequestBytes) << k.what;
-        expect_err(full, DecodeError::BadToken, k.what);
+        ASSERT_EQ(full.size(), kMinConnectRequestBytes) << proof_bytes;
+        expect_err(full, DecodeError::BadToken, "proof length");
     }
     reset();
     expect_err(raw_packet(fbb, wire::CreateChallenge(fbb, 1, 0)), DecodeError::BadCookie, "no cookie");

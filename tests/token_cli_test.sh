@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Connect tokens from the shell: kinesync-token keygen/issue/show, a keyed kinesync-server, a
 # kinesync-client with the token (connects), the same token again (refused: already used), a
-# client minting its own tokens from the key, and a server refusing a public bind without a key.
+# client minting its own tokens from the key, two such clients at once (each its own player; the
+# same --player-id twice is refused), and a server refusing a public bind without a key.
 # Usage: token_cli_test.sh BUILD_DIR
 set -euo pipefail
 bin="$1"
@@ -58,8 +59,23 @@ if ${KS_RUN-} "$bin/kinesync-client" --server "127.0.0.1:$port" --duration 0 --c
   fail "a client without a token connected"
 fi
 client_until "$work/c4.log" "bots 3 connected 3" --key-file "$work/k.key" --bots 3 || fail "minted tokens: $(cat "$work/c4.log")"
+# Two test clients minting tokens with default options are two players: both connect at once.
+${KS_RUN-} "$bin/kinesync-client" --server "127.0.0.1:$port" --duration 0 --stats-every 0.2 --key-file "$work/k.key" > "$work/c5.log" 2>&1 &
+first=$!
+wait_for_log "$work/c5.log" "connected 1" "$first" || fail "first minting client: $(cat "$work/c5.log")"
+client_until "$work/c6.log" "connected 1" --key-file "$work/k.key" || fail "a second minting client was refused: $(cat "$work/c6.log")"
+# The same player id twice (what the default was): the second is refused while the first lives.
+kill -TERM $first; wait $first
+${KS_RUN-} "$bin/kinesync-client" --server "127.0.0.1:$port" --duration 0 --stats-every 0.2 --key-file "$work/k.key" --player-id 5 > "$work/c7.log" 2>&1 &
+first=$!
+wait_for_log "$work/c7.log" "connected 1" "$first" || fail "player 5: $(cat "$work/c7.log")"
+if ${KS_RUN-} "$bin/kinesync-client" --server "127.0.0.1:$port" --duration 0 --connect-timeout 3 --key-file "$work/k.key" --player-id 5 > "$work/c8.log" 2>&1; then
+  fail "a second session for player 5 connected"
+fi
+grep -q "session" "$work/c8.log" || fail "no reason for refusing player 5 twice: $(cat "$work/c8.log")"
+kill -TERM $first; wait $first
 kill $server; wait $server 2>/dev/null || true
 
 if ${KS_RUN-} "$bin/kinesync-server" --bind 0.0.0.0 --port 0 --duration 1 > "$work/open.log" 2>&1; then fail "served 0.0.0.0 without a key"; fi
 grep -q "without authentication" "$work/open.log" || fail "no reason: $(cat "$work/open.log")"
-echo "tokens: keygen, issue, show, files 0600, open keys refused, one session per token, minted tokens, public bind refused"
+echo "tokens: keygen, issue, show, files 0600, open keys refused, one session per token, minted tokens, two minting clients, public bind refused"

@@ -119,20 +119,16 @@ void ClientSession::update(double now_s) {
                 TokenField tf;
                 if (token_) tf = {token_->expire_s, token_->private_token};
                 send([&](const PacketHeader& h) { return build_connect_request(h, salt_, token_ ? &tf : nullptr); }, true);
+                ++stats_.connect_requests;
             }
             break;
         case State::Challenged:
             if (now_s - last_connect_send_ >= cfg_.connect_resend_s) {
                 last_connect_send_ = now_s;
-                TokenField tf;
                 HandshakeProof proof{};
-                if (token_) {
-                    tf = {token_->expire_s, token_->private_token};
-                    proof = handshake_proof(token_->client_to_server, cookie_, salt_);
-                }
-                send([&](const PacketHeader& h) {
-                    return build_challenge_response(h, salt_, cookie_, token_ ? &tf : nullptr, token_ ? &proof : nullptr);
-                }, true);
+                if (token_) proof = handshake_proof(token_->client_to_server, cookie_, salt_);
+                send([&](const PacketHeader& h) { return build_challenge_response(h, salt_, cookie_, token_ ? &proof : nullptr); }, true);
+                ++stats_.challenge_responses;
             }
             break;
         case State::Connected:
@@ -254,10 +250,23 @@ bool ClientSession::admit_clear(const DecodedPacket& p) {
     return true;
 }
 
+bool ClientSession::challenge_verified(const wire::Challenge& c) const {
+    if (!token_) return true;  // dev mode: nothing to check it with
+    return c.mac() && check_challenge_mac(token_->server_to_client, c.client_salt(), {c.cookie()->data(), c.cookie()->size()},
+                                          {c.mac()->data(), c.mac()->size()});
+}
+
 bool ClientSession::on_handshake(const DecodedPacket& p, double now_s) {
     if (p.type == MessageType::Challenge && state_ == State::Connecting) {
         const auto* c = p.message<wire::Challenge>();
+        if (c->client_salt() == salt_ && !challenge_verified(*c)) {
+            // Made without the token's keys: whoever sees our link answered for the server. Its
+            // cookie would only be refused; the real Challenge is on its way.
+            ++stats_.challenges_forged;
+            return false;
+        }
         if (c->client_salt() == salt_) {  // else not our handshake
+            ++stats_.challenges;
             std::copy(c->cookie()->begin(), c->cookie()->end(), cookie_.begin());
             state_ = State::Challenged;
             last_heard_ = now_s;

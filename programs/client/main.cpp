@@ -1,6 +1,7 @@
 // kinesync-client: N test clients ("bots") in one process against a server, each reconstructing
 // with a strategy, optionally through the network simulator; a stats line, a JSON report.
 #include <CLI/CLI.hpp>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -8,8 +9,11 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <spdlog/fmt/fmt.h>
+#include <string>
 #include <thread>
 
+#include "common/src/net/secure_channel.h"
 #include "programs/testbench/bot.h"
 #include "programs/testbench/cli_common.h"
 #include "programs/testbench/cli_options.h"
@@ -26,6 +30,7 @@ struct ClientOptions {
     int bots = 1;
     double duration = 0, stats_every = 5, connect_timeout = 10;
     uint64_t seed = 1;
+    uint64_t player_id = 0;  // 0: a random one for this process
     NetworkOptions net;
     ReconstructConfig rc;
     std::vector<float> viewpoint;
@@ -54,6 +59,10 @@ void add_client_options(CLI::App& app, ClientOptions& o) {
     app.add_option("--token", o.token_file, "a connect token file (kinesync-token issue) for a server that requires one (one bot)");
     app.add_option("--key-file", o.key_file,
                    "the servers' private key: mint a fresh token for every bot and connection, as a game's backend would (test bench)");
+    app.add_option("--player-id", o.player_id,
+                   "with --key-file: the first bot's player id (the next bots count on); default: random per process, so two "
+                   "processes never share a player (a server holds one live session per player)")
+        ->check(CLI::Range(uint64_t(1), uint64_t(1) << 62));
 }
 
 std::vector<uint8_t> read_token(const ClientOptions& o) {
@@ -64,6 +73,14 @@ std::vector<uint8_t> read_token(const ClientOptions& o) {
     std::string why;
     if (!net::parse_connect_token(token, &why)) throw std::runtime_error(o.token_file + ": " + why);
     return token;
+}
+
+uint64_t random_player_id() {
+    std::array<uint8_t, 8> b{};
+    net::random_bytes(b);
+    uint64_t v = 0;
+    for (uint8_t x : b) v = (v << 8) | x;
+    return 1 + (v >> 4);  // within 1..2^60, so the bots' ids count on without wrapping
 }
 
 // The bots' shared settings; an exit code (after saying why) when the options cannot make them.
@@ -93,8 +110,12 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
     double bps = 0, rtt = 0;
     int connected = 0;
     size_t characters = 0, joints = 0;
+    uint64_t requests = 0, answered = 0, forged = 0;
     for (const auto& b : all) {
         const BotReport r = b->report(t);
+        requests += r.connect_requests;
+        answered += r.challenges;
+        forged += r.challenges_forged;
         received += r.snapshots_received;
         lost += r.snapshots_lost;
         bps += r.bytes_per_s;
@@ -103,10 +124,13 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
         characters += r.characters_shown;
         joints += r.joints_shown;
     }
-    std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost | %.1f kB/s per bot | rtt %.1f ms | "
+    // The handshake's figures say how hard it was to get in (a flood answers a share of requests).
+    const std::string handshake = forged ? fmt::format("handshake {} sent, {} answered, {} forged refused", requests, answered, forged)
+                                         : fmt::format("handshake {} sent, {} answered", requests, answered);
+    std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost | %.1f kB/s per bot | rtt %.1f ms | %s | "
                 "shown %zu characters, %zu joints\n",
                 t, int(all.size()), connected, (unsigned long long)received, (unsigned long long)lost, bps / double(all.size()) / 1000.0,
-                rtt / double(all.size()), characters, joints);
+                rtt / double(all.size()), handshake.c_str(), characters, joints);
     std::fflush(stdout);
 }
 
@@ -126,15 +150,16 @@ bool write_report(const ClientOptions& o, const std::vector<std::unique_ptr<Bot>
     f << "{\n  \"strategy\": \"" << o.strategy << "\",\n  \"duration_s\": " << t << ",\n  \"clients\": [\n";
     for (size_t i = 0; i < all.size(); ++i) {
         const BotReport r = all[i]->report(t);
-        char line[512];
+        char line[768];
         std::snprintf(line, sizeof line,
                       "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
                       "\"time_sync_err_ms\": %.2f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, "
                       "\"entries_refused\": %llu, \"resyncs_sent\": %llu, \"characters_shown\": %zu, \"joints_shown\": %zu, "
-                      "\"state\": \"%s\"}%s\n",
+                      "\"connect_requests\": %llu, \"challenges\": %llu, \"challenges_forged\": %llu, \"state\": \"%s\"}%s\n",
                       (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost, r.bytes_per_s, r.rtt_ms,
                       r.time_sync_err_ms, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects,
                       (unsigned long long)r.entries_refused, (unsigned long long)r.resyncs_sent, r.characters_shown, r.joints_shown,
+                      (unsigned long long)r.connect_requests, (unsigned long long)r.challenges, (unsigned long long)r.challenges_forged,
                       r.state.c_str(), i + 1 < all.size() ? "," : "");
         f << line;
     }
@@ -182,11 +207,13 @@ int main(int argc, char** argv) {
     BotConfig bc;
     std::vector<uint8_t> token;
     if (const auto rc = make_bot_config(o, app, bc, token)) return *rc;
+    if (o.player_id == 0) o.player_id = random_player_id();
     std::vector<std::unique_ptr<Bot>> all;
     try {
         for (int i = 0; i < o.bots; ++i) {
             BotConfig b = bc;
             b.seed = o.seed * 1000 + uint64_t(i);
+            b.player_id = o.player_id + uint64_t(i);
             b.connect_token = token;
             all.push_back(std::make_unique<Bot>(b));
         }

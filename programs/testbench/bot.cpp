@@ -18,7 +18,7 @@ StreamClientConfig Bot::client_config(const BotConfig& cfg) {
     c.viewpoint = cfg.viewpoint;
     c.connect_token = cfg.connect_token;
     if (cfg.token_key)
-        c.fetch_token = [key = *cfg.token_key, server = cfg.host + ":" + std::to_string(cfg.port), id = cfg.seed] {
+        c.fetch_token = [key = *cfg.token_key, server = cfg.host + ":" + std::to_string(cfg.port), id = cfg.player_id] {
             net::TokenRequest r;
             r.client_id = id;
             r.servers = {server};
@@ -64,6 +64,9 @@ BotReport Bot::report(double now_s) const {
     r.malformed = s.session.malformed;
     r.entries_refused = s.session.entries_refused;
     r.resyncs_sent = s.session.resyncs_sent;
+    r.connect_requests = s.session.connect_requests;
+    r.challenges = s.session.challenges;
+    r.challenges_forged = s.session.challenges_forged;
     for (const RemoteCharacter* c : client_.characters()) {
         if (!c->ready) continue;
         ++r.characters_shown;

@@ -23,6 +23,7 @@ struct BotConfig {
     // The servers' private key, standing in for a game's backend: each connection attempt gets a
     // fresh connect token for host:port (a test bench convenience; a game client never holds it).
     std::optional<net::Key> token_key;
+    uint64_t player_id = 1;              // the client id of the tokens it mints (one live session per player)
     std::vector<uint8_t> connect_token;  // or one token (one session)
 };
 
@@ -32,6 +33,8 @@ struct BotReport {
     uint64_t reconnects = 0, malformed = 0;
     uint64_t entries_refused = 0, resyncs_sent = 0;  // snapshot entries refused alone, and full updates asked for
     size_t characters_shown = 0, joints_shown = 0;   // characters displayed now, and their joints (finite poses)
+    // The handshakes, every attempt: ConnectRequests sent, Challenges taken, forged ones refused.
+    uint64_t connect_requests = 0, challenges = 0, challenges_forged = 0;
     std::string state;
 };
 

@@ -119,6 +119,9 @@ static class BindingTests
         ClientStats stats = client.GetStats();
         Check(stats.SnapshotsReceived > 0 && stats.BytesIn > 0 && stats.Malformed == 0,
               "stats: " + stats.SnapshotsReceived + " snapshots, " + stats.BytesIn + " bytes, " + stats.Malformed + " malformed");
+        // The last fields: the struct's layout matches the C one to its end.
+        Check(stats.ConnectRequests >= 1 && stats.Challenges >= 1 && stats.Challenges <= stats.ConnectRequests && stats.ChallengesForged == 0,
+              "handshake: " + stats.ConnectRequests + " requests, " + stats.Challenges + " challenges, " + stats.ChallengesForged + " forged");
         Console.WriteLine("client: " + lastTick.Count + " characters, " + stats.SnapshotsReceived + " snapshots, rtt " +
                           stats.RttMs.ToString("F2") + " ms");
         AllocationFreeFrames(client, buffers);

@@ -99,7 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                     p.sealer.emplace(token->client_to_server);
                 }
                 out.clear();
-                server.inject(p.ep, net::build_challenge_response({1, 0, 0}, p.salt, cookie, token ? &tf : nullptr, token ? &proof : nullptr));
+                server.inject(p.ep, net::build_challenge_response({1, 0, 0}, p.salt, cookie, token ? &proof : nullptr));
                 break;
             }
         } else if ((op & 0x40) && p.sealer && bytes.size() + net::kMaxSealOverhead <= net::kMaxDatagram) {

@@ -169,5 +169,8 @@ namespace Kinesync
         /// <summary>Snapshot entries refused alone (and resynchronised).</summary>
         public ulong EntriesRefused;
         public ulong Reconnects;
+        /// <summary>Handshakes, every attempt: ConnectRequests sent, Challenges taken
+        /// (Challenges / ConnectRequests is the share answered), forged Challenges refused.</summary>
+        public ulong ConnectRequests, Challenges, ChallengesForged;
     }
 }

@@ -192,6 +192,10 @@ typedef struct ks_client_stats {
     uint64_t malformed;       /* datagrams that were not kinesync's, or damaged */
     uint64_t entries_refused; /* snapshot entries refused alone (and resynchronised) */
     uint64_t reconnects;
+    /* Handshakes, every attempt: ConnectRequests sent, Challenges taken (challenges /
+     * connect_requests is the share answered: under a flood the server answers a share of
+     * everyone's), and Challenges refused because the token's keys did not make them (forged). */
+    uint64_t connect_requests, challenges, challenges_forged;
 } ks_client_stats;
 
 KS_API void ks_client_config_init(ks_client_config* cfg);

@@ -48,8 +48,12 @@ constexpr size_t kMinPacketBytes = 32;
 // kMaxPreAuthReasonBytes), so a spoofed source address gains no amplification; a full-size
 // request also proves the path carries full-size datagrams.
 constexpr size_t kMinConnectRequestBytes = kMaxDatagram;
-constexpr size_t kCookieBytes = 16;
-constexpr size_t kProofBytes = 16;  // ChallengeResponse.proof (with connect tokens)
+// The Challenge's cookie: what the server needs of the handshake (a time window and, with tokens,
+// the token's keys, client id, expiry and tag), sealed under the server's cookie key
+// (server/src/net/cookie.h): a 12-byte nonce, 104 bytes sealed, a 16-byte tag.
+constexpr size_t kCookieBytes = 132;
+constexpr size_t kProofBytes = 16;         // ChallengeResponse.proof (with connect tokens)
+constexpr size_t kChallengeMacBytes = 16;  // Challenge.mac (with connect tokens)
 // A ConnectRequest's sealed private token (common/src/net/connect_token.h): nonce, at least a tag.
 constexpr size_t kMinSealedTokenBytes = 40;
 constexpr size_t kMaxSealedTokenBytes = 960;  // 8 IPv6 servers and 256 bytes of user data fit
@@ -79,6 +83,7 @@ struct PacketHeader {
 
 using Cookie = std::array<uint8_t, kCookieBytes>;
 using HandshakeProof = std::array<uint8_t, kProofBytes>;
+using ChallengeMac = std::array<uint8_t, kChallengeMacBytes>;
 
 struct AcceptInfo {
     uint32_t client_id = 0;
@@ -120,10 +125,12 @@ struct TokenField {
 
 // Padded to exactly kMinConnectRequestBytes.
 std::vector<uint8_t> build_connect_request(const PacketHeader& h, uint64_t client_salt, const TokenField* token = nullptr);
-std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie);
-// Padded to exactly kMinConnectRequestBytes. With a token, `proof` is required (handshake_proof).
+// With connect tokens `mac` is challenge_mac (secure_channel.h); null in dev mode.
+std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie,
+                                     const ChallengeMac* mac = nullptr);
+// Padded to exactly kMinConnectRequestBytes. With connect tokens `proof` is handshake_proof; null in dev mode.
 std::vector<uint8_t> build_challenge_response(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie,
-                                              const TokenField* token = nullptr, const HandshakeProof* proof = nullptr);
+                                              const HandshakeProof* proof = nullptr);
 std::vector<uint8_t> build_accept(const PacketHeader& h, const AcceptInfo& info);
 // Throws std::invalid_argument when a skeleton is invalid, a name too long, or the packet would
 // exceed kMaxDatagram (use plan_skeleton_defs to split).
@@ -176,14 +183,14 @@ enum class DecodeError : uint8_t {
     MissingBody,             // message type NONE, or a known type without its table
     UnknownMessage,          // message type beyond the ones this version knows
     RequestTooSmall,         // ConnectRequest / ChallengeResponse shorter than kMinConnectRequestBytes
-    BadCookie,               // cookie absent or not kCookieBytes long
+    BadCookie,               // cookie absent or not kCookieBytes long; a Challenge mac not kChallengeMacBytes
     StringTooLong,           // a name over kMaxNameBytes, a reason over kMaxReasonBytes
     TooManyElements,         // reliable ids, events over their limits
     TooManyJoints,           // joint_count > kMaxJoints
     BadSkeleton,             // array lengths differ, parent not before child, bad offsets or units
     BadValue,                // zero rates, part >= part_count, unknown event kind
-    BadToken,                // a handshake's token outside kMinSealedTokenBytes..kMaxSealedTokenBytes, or a
-                             // ChallengeResponse's proof not kProofBytes with a token (or present without)
+    BadToken,                // a ConnectRequest's token outside kMinSealedTokenBytes..kMaxSealedTokenBytes, or a
+                             // ChallengeResponse's proof not kProofBytes
     Count
 };
 const char* decode_error_name(DecodeError e);

@@ -51,12 +51,13 @@ struct PaddedBuild {
     size_t operator()(size_t padding) const {
         fbb->Clear();
         const auto pad = fbb->CreateVector(zeros(), padding);
-        const auto t = token ? fbb->CreateVector(token->sealed.data(), token->sealed.size()) : 0;
-        const uint64_t expire = token ? token->expire_s : 0;
-        if (!cookie) return finish(*fbb, *h, wire::CreateConnectRequest(*fbb, salt, pad, expire, t));
+        if (!cookie) {
+            const auto t = token ? fbb->CreateVector(token->sealed.data(), token->sealed.size()) : 0;
+            return finish(*fbb, *h, wire::CreateConnectRequest(*fbb, salt, pad, token ? token->expire_s : 0, t));
+        }
         const auto c = fbb->CreateVector(cookie->data(), cookie->size());
         const auto pr = proof ? fbb->CreateVector(proof->data(), proof->size()) : 0;
-        return finish(*fbb, *h, wire::CreateChallengeResponse(*fbb, salt, c, pad, expire, t, pr));
+        return finish(*fbb, *h, wire::CreateChallengeResponse(*fbb, salt, c, pad, pr));
     }
 };
 
@@ -91,19 +92,17 @@ std::vector<uint8_t> build_connect_request(const PacketHeader& h, uint64_t clien
     return build_padded(PaddedBuild{&builder(), &h, client_salt, nullptr, token, nullptr}, "build_connect_request");
 }
 
-std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie) {
+std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie, const ChallengeMac* mac) {
     auto& fbb = builder();
     const auto c = fbb.CreateVector(cookie.data(), cookie.size());
-    finish(fbb, h, wire::CreateChallenge(fbb, client_salt, c));
+    const auto m = mac ? fbb.CreateVector(mac->data(), mac->size()) : 0;
+    finish(fbb, h, wire::CreateChallenge(fbb, client_salt, c, m));
     return take(fbb, "build_challenge");
 }
 
 std::vector<uint8_t> build_challenge_response(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie,
-                                              const TokenField* token, const HandshakeProof* proof) {
-    check_token(token, "build_challenge_response");
-    if (bool(token) != bool(proof))
-        throw std::invalid_argument("build_challenge_response: a proof goes with a token, and only with one");
-    return build_padded(PaddedBuild{&builder(), &h, client_salt, &cookie, token, proof}, "build_challenge_response");
+                                              const HandshakeProof* proof) {
+    return build_padded(PaddedBuild{&builder(), &h, client_salt, &cookie, nullptr, proof}, "build_challenge_response");
 }
 
 std::vector<uint8_t> build_accept(const PacketHeader& h, const AcceptInfo& a) {

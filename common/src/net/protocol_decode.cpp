@@ -53,16 +53,15 @@ DecodeError check_message(const wire::Packet& p, size_t size) {
         case MessageType::Challenge: {
             const auto* m = p.message_as_Challenge();
             if (!m->cookie() || m->cookie()->size() != kCookieBytes) return DecodeError::BadCookie;
+            if (m->mac() && m->mac()->size() != kChallengeMacBytes) return DecodeError::BadCookie;
             return DecodeError::None;
         }
         case MessageType::ChallengeResponse: {
             const auto* m = p.message_as_ChallengeResponse();
             if (size < kMinConnectRequestBytes) return DecodeError::RequestTooSmall;
             if (!m->cookie() || m->cookie()->size() != kCookieBytes) return DecodeError::BadCookie;
-            const auto* t = m->token();
-            if (t && (t->size() < kMinSealedTokenBytes || t->size() > kMaxSealedTokenBytes)) return DecodeError::BadToken;
             const auto* pr = m->proof();
-            if (bool(t) != bool(pr) || (pr && pr->size() != kProofBytes)) return DecodeError::BadToken;
+            if (pr && pr->size() != kProofBytes) return DecodeError::BadToken;
             return DecodeError::None;
         }
         case MessageType::Accept: {

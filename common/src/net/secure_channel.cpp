@@ -1,5 +1,6 @@
 #include "common/src/net/secure_channel.h"
 
+#include <cstring>
 #include <stdexcept>
 
 #include "common/src/crypto/crypto.h"
@@ -129,25 +130,41 @@ bool open_random_nonce(const Key& key, std::span<const uint8_t> sealed, std::spa
     return true;
 }
 
-std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt) {
+namespace {
+// BLAKE2b-256 cut to 16 bytes, keyed, of context || cookie || salt: libgcrypt (the Windows build)
+// has no 16-byte BLAKE2b, whose output length is part of the hash, so both backends compute the
+// 32-byte one.
+std::array<uint8_t, 16> handshake_hash(const char* context, const Key& key, std::span<const uint8_t> cookie, uint64_t salt) {
     ensure_crypto();
-    static constexpr char kContext[] = "kinesync handshake proof";
-    std::vector<uint8_t> msg(kContext, kContext + sizeof kContext);
+    std::vector<uint8_t> msg(context, context + std::strlen(context) + 1);
     msg.insert(msg.end(), cookie.begin(), cookie.end());
     for (int i = 0; i < 8; ++i) msg.push_back(uint8_t(salt >> (8 * i)));
-    // BLAKE2b-256 cut to 16 bytes: libgcrypt (the Windows build) has no 16-byte BLAKE2b, whose
-    // output length is part of the hash, so both backends compute the 32-byte one.
     std::array<uint8_t, 32> full{};
-    crypto::keyed_hash(full, msg, client_to_server);
+    crypto::keyed_hash(full, msg, key);
     std::array<uint8_t, 16> out{};
     std::copy_n(full.begin(), out.size(), out.begin());
     return out;
+}
+}  // namespace
+
+std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt) {
+    return handshake_hash("kinesync handshake proof", client_to_server, cookie, salt);
 }
 
 bool check_handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt,
                            std::span<const uint8_t> proof) {
     const std::array<uint8_t, 16> expect = handshake_proof(client_to_server, cookie, salt);
     return crypto::equal_constant_time(proof, expect);
+}
+
+std::array<uint8_t, 16> challenge_mac(const Key& server_to_client, uint64_t salt, std::span<const uint8_t> cookie) {
+    return handshake_hash("kinesync challenge", server_to_client, cookie, salt);
+}
+
+bool check_challenge_mac(const Key& server_to_client, uint64_t salt, std::span<const uint8_t> cookie,
+                         std::span<const uint8_t> mac) {
+    const std::array<uint8_t, 16> expect = challenge_mac(server_to_client, salt, cookie);
+    return crypto::equal_constant_time(mac, expect);
 }
 
 }  // namespace ks::net

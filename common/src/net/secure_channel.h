@@ -94,4 +94,11 @@ std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<c
 bool check_handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt,
                            std::span<const uint8_t> proof);
 
+// The Challenge's proof that its sender opened the client's token: the same hash under the
+// server-to-client key, of the salt and the cookie, in another context. Without the token's keys no
+// one can make a Challenge the client accepts.
+std::array<uint8_t, 16> challenge_mac(const Key& server_to_client, uint64_t salt, std::span<const uint8_t> cookie);
+bool check_challenge_mac(const Key& server_to_client, uint64_t salt, std::span<const uint8_t> cookie,
+                         std::span<const uint8_t> mac);
+
 }  // namespace ks::net

@@ -10,8 +10,7 @@
 namespace ks::net {
 
 const char* admission_limit_name(size_t limit) {
-    static const char* const names[kAdmissionLimits] = {"challenge_prefix", "challenge_all", "handshake_address",
-                                                         "handshake_prefix", "open_all", "session_open"};
+    static const char* const names[kAdmissionLimits] = {"challenge_all", "handshake_address", "handshake_prefix", "session_open"};
     return limit < kAdmissionLimits ? names[limit] : "?";
 }
 
@@ -65,11 +64,9 @@ void check_rate(double rate, double burst, const char* rate_field, const char* b
 
 Admission::Admission(const AdmissionConfig& cfg, int max_clients, bool limit_loopback)
     : cfg_(cfg), limit_loopback_(limit_loopback), max_clients_(max_clients) {
-    check_rate(cfg.prefix_challenge_rate, cfg.prefix_challenge_burst, "admission.prefix_challenge_rate", "admission.prefix_challenge_burst");
     check_rate(cfg.challenge_rate, cfg.challenge_burst, "admission.challenge_rate", "admission.challenge_burst");
     check_rate(cfg.handshake_rate, cfg.handshake_burst, "admission.handshake_rate", "admission.handshake_burst");
     check_rate(cfg.prefix_handshake_rate, cfg.prefix_handshake_burst, "admission.prefix_handshake_rate", "admission.prefix_handshake_burst");
-    check_rate(cfg.open_rate, cfg.open_burst, "admission.open_rate", "admission.open_burst");
     session_open_burst_ = cfg.session_open_burst < 0 ? std::max(64.0, double(max_clients)) : cfg.session_open_burst;
     check_rate(cfg.session_open_rate, session_open_burst_, "admission.session_open_rate", "admission.session_open_burst");
     detail::check_config_field(cfg.max_sessions_per_prefix == -1 || cfg.max_sessions_per_prefix >= 1, "Admission",
@@ -82,9 +79,7 @@ Admission::Admission(const AdmissionConfig& cfg, int max_clients, bool limit_loo
                                cfg.session_open_rate, "with max_token_lifetime_s, at most 16M tokens to remember");
 }
 
-std::optional<AdmissionLimit> Admission::challenge(const asio::ip::address& from, double now_s) {
-    if (!exempt(from) && !challenge_prefix_.take(prefix_bytes(from), now_s, cfg_.prefix_challenge_rate, cfg_.prefix_challenge_burst))
-        return AdmissionLimit::ChallengePrefix;
+std::optional<AdmissionLimit> Admission::challenge(double now_s) {
     if (!challenges_.take(now_s, cfg_.challenge_rate, cfg_.challenge_burst)) return AdmissionLimit::ChallengeAll;
     return std::nullopt;
 }
@@ -96,7 +91,6 @@ std::optional<AdmissionLimit> Admission::handshake(const asio::ip::address& from
         if (!handshake_prefix_.take(prefix_bytes(from), now_s, cfg_.prefix_handshake_rate, cfg_.prefix_handshake_burst))
             return AdmissionLimit::HandshakePrefix;
     }
-    if (!opens_.take(now_s, cfg_.open_rate, cfg_.open_burst)) return AdmissionLimit::OpenAll;
     return std::nullopt;
 }
 

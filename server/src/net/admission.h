@@ -1,8 +1,8 @@
 #pragma once
 // Who may start a handshake, and how often (kinesync/server/admission_config.h): token buckets
-// per network prefix, per address and for everyone, and the table of connect tokens already used.
-// Before a peer proves it receives at its address (the cookie round trip) nothing is kept per
-// address: the per-prefix buckets of that stage live in a fixed array indexed by a keyed hash.
+// for everyone, and per address and network prefix once a peer has proven it receives at its
+// address (the cookie round trip), and the table of connect tokens already used. The per-address
+// and per-prefix buckets live in fixed arrays indexed by a keyed hash.
 
 #include <array>
 #include <asio/ip/address.hpp>
@@ -50,9 +50,10 @@ public:
     // Throws ks::Error (InvalidConfig) naming the field of a nonsense configuration.
     Admission(const AdmissionConfig& cfg, int max_clients, bool limit_loopback);
 
-    // Stage one, a ConnectRequest: nullopt when it may be answered, else the limit it hit.
-    std::optional<AdmissionLimit> challenge(const asio::ip::address& from, double now_s);
-    // Stage two, a ChallengeResponse whose cookie checked out: may its token be opened?
+    // Stage one, a ConnectRequest (or anything else answered before a cookie came back): nullopt
+    // when it may be answered, else the limit it hit. One budget for everyone.
+    std::optional<AdmissionLimit> challenge(double now_s);
+    // Stage two, a ChallengeResponse whose cookie checked out: may it go on?
     std::optional<AdmissionLimit> handshake(const asio::ip::address& from, double now_s);
     // May a session open now (everyone together)?
     std::optional<AdmissionLimit> open_session(double now_s);
@@ -74,8 +75,8 @@ private:
     bool limit_loopback_;
     double session_open_burst_;
     size_t token_capacity_;
-    BucketSketch challenge_prefix_{4096}, handshake_address_{16384}, handshake_prefix_{4096};
-    RateBucket challenges_, opens_, sessions_;
+    BucketSketch handshake_address_{16384}, handshake_prefix_{4096};
+    RateBucket challenges_, sessions_;
     std::map<TokenTag, uint64_t> used_tokens_;  // tag -> expiry (unix s)
     int max_clients_;
 };

@@ -1,14 +1,43 @@
 #include "server/src/net/cookie.h"
 
-#include <vector>
-
 #include "common/src/crypto/crypto.h"
-#include "common/src/net/secure_channel.h"
+#include "server/src/net/admission.h"
 
 namespace ks::net {
 
+namespace {
+
+constexpr size_t kPlainBytes = 8 + 8 + 8 + kSealTagBytes + 2 * kKeyBytes;
+static_assert(crypto::kIetfNonceBytes + kPlainBytes + crypto::kTagBytes == kCookieBytes, "the cookie's layout");
+
+void put64(uint8_t*& p, uint64_t v) {
+    for (int i = 0; i < 8; ++i) *p++ = uint8_t(v >> (8 * i));
+}
+uint64_t get64(const uint8_t*& p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= uint64_t(*p++) << (8 * i);
+    return v;
+}
+
+// Associated data: a context, the peer's address (16 bytes) and port, the salt.
+std::array<uint8_t, 44> binding(const asio::ip::udp::endpoint& peer, uint64_t salt) {
+    static constexpr char kContext[] = "kinesync cookie v7";
+    static_assert(sizeof kContext == 19);
+    std::array<uint8_t, 44> ad{};
+    uint8_t* p = std::copy(kContext, kContext + sizeof kContext, ad.begin());
+    const std::array<uint8_t, 16> a = address_bytes(peer.address());
+    p = std::copy(a.begin(), a.end(), p);
+    *p++ = uint8_t(peer.port());
+    *p++ = uint8_t(peer.port() >> 8);
+    put64(p, salt);
+    return ad;
+}
+
+}  // namespace
+
 CookieJar::CookieJar(uint64_t seed) {
     ensure_crypto();
+    random_bytes(nonce_prefix_);
     if (seed == 0) {
         random_bytes(key_);
         return;
@@ -18,29 +47,43 @@ CookieJar::CookieJar(uint64_t seed) {
     crypto::keyed_hash(key_, s);
 }
 
-std::array<uint8_t, 16> CookieJar::make(const std::string& address, uint16_t port, uint64_t salt, uint64_t window,
-                                        std::span<const uint8_t> bound) const {
-    std::vector<uint8_t> msg(address.begin(), address.end());
-    auto put = [&msg](uint64_t v, int n) {
-        for (int i = 0; i < n; ++i) msg.push_back(uint8_t(v >> (8 * i)));
-    };
-    msg.push_back(0);  // the address text ends here
-    put(port, 2);
-    put(salt, 8);
-    put(window, 8);
-    msg.insert(msg.end(), bound.begin(), bound.end());
-    std::array<uint8_t, 16> out{};
-    crypto::keyed_hash(out, msg, key_);
+Cookie CookieJar::seal(const CookieContents& c, const asio::ip::udp::endpoint& peer, uint64_t salt) {
+    std::array<uint8_t, kPlainBytes> plain{};
+    uint8_t* p = plain.data();
+    put64(p, c.window);
+    put64(p, c.token_expire_s);
+    put64(p, c.client_id);
+    p = std::copy(c.token_tag.begin(), c.token_tag.end(), p);
+    p = std::copy(c.client_to_server.begin(), c.client_to_server.end(), p);
+    std::copy(c.server_to_client.begin(), c.server_to_client.end(), p);
+    Cookie out{};
+    uint8_t* n = std::copy(nonce_prefix_.begin(), nonce_prefix_.end(), out.begin());
+    put64(n, counter_++);  // a counter: no nonce repeats under the key
+    const auto ad = binding(peer, salt);
+    crypto::aead_ietf_seal(out.data() + crypto::kIetfNonceBytes, plain, ad,
+                           std::span<const uint8_t, crypto::kIetfNonceBytes>(out.data(), crypto::kIetfNonceBytes), key_);
     return out;
 }
 
-bool CookieJar::check(const std::array<uint8_t, 16>& cookie, const std::string& address, uint16_t port, uint64_t salt,
-                      uint64_t window, std::span<const uint8_t> bound) const {
-    for (uint64_t w : {window, window > 0 ? window - 1 : window}) {
-        const auto expect = make(address, port, salt, w, bound);
-        if (crypto::equal_constant_time(cookie, expect)) return true;
-    }
-    return false;
+std::optional<CookieContents> CookieJar::open(const Cookie& cookie, const asio::ip::udp::endpoint& peer, uint64_t salt,
+                                              uint64_t window) const {
+    std::array<uint8_t, kPlainBytes> plain{};
+    const auto ad = binding(peer, salt);
+    const std::span<const uint8_t> sealed(cookie.data() + crypto::kIetfNonceBytes, kPlainBytes + crypto::kTagBytes);
+    if (!crypto::aead_ietf_open(plain.data(), sealed, ad,
+                                std::span<const uint8_t, crypto::kIetfNonceBytes>(cookie.data(), crypto::kIetfNonceBytes), key_))
+        return std::nullopt;
+    CookieContents c;
+    const uint8_t* p = plain.data();
+    c.window = get64(p);
+    if (c.window != window && c.window + 1 != window) return std::nullopt;  // stale (or from the future)
+    c.token_expire_s = get64(p);
+    c.client_id = get64(p);
+    std::copy_n(p, c.token_tag.size(), c.token_tag.begin());
+    p += c.token_tag.size();
+    std::copy_n(p, kKeyBytes, c.client_to_server.begin());
+    std::copy_n(p + kKeyBytes, kKeyBytes, c.server_to_client.begin());
+    return c;
 }
 
 }  // namespace ks::net

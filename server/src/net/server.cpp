@@ -302,8 +302,7 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
         ++stats_.malformed_by_reason[size_t(err)];
         // A full-size datagram of another version is a ConnectRequest we cannot read: say why, in
         // our version, in a reply much smaller than the request (no amplification).
-        if (err == DecodeError::UnknownVersion && bytes.size() == kMinConnectRequestBytes &&
-            admitted(admission_.challenge(from.address(), now_s())))
+        if (err == DecodeError::UnknownVersion && bytes.size() == kMinConnectRequestBytes && admitted(admission_.challenge(now_s())))
             send_raw(from, build_disconnect({0, 0, 0}, "version mismatch", kDcVersionMismatch));
         return;
     }
@@ -311,7 +310,7 @@ void Server::on_datagram(const asio::ip::udp::endpoint& from, std::span<const ui
         // A late duplicate of the handshake is ignored; another salt from a connected address is
         // answered, and its ChallengeResponse refused while the session lives.
         if (it != sessions_.end() && it->second->salt == p->message<wire::ConnectRequest>()->client_salt()) return;
-        if (admitted(admission_.challenge(from.address(), now_s()))) on_connect_request(from, *p);
+        if (admitted(admission_.challenge(now_s()))) on_connect_request(from, *p);
         return;
     }
     if (p->type == MessageType::ChallengeResponse) {
@@ -357,34 +356,41 @@ std::optional<PrivateToken> Server::open_token(uint64_t expire_s, const flatbuff
     return t;
 }
 
-namespace {
-// What the cookie binds a token handshake to, without opening the token: its expiry and its
-// seal's tag (the last kSealTagBytes of the sealed bytes).
-std::vector<uint8_t> token_binding(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed) {
-    std::vector<uint8_t> b;
-    if (!sealed) return b;
-    for (int i = 0; i < 8; ++i) b.push_back(uint8_t(expire_s >> (8 * i)));
-    b.insert(b.end(), sealed->end() - std::ptrdiff_t(kSealTagBytes), sealed->end());
-    return b;
+void Server::refuse_request(const asio::ip::udp::endpoint& from, const char* why, DisconnectCode code) {
+    ++stats_.tokens_refused;
+    spdlog::get("server")->debug("connect request from {} refused: {}", endpoint_text(from), why);
+    send_raw(from, build_disconnect({0, 0, 0}, why, uint8_t(code)));
 }
-}  // namespace
 
 void Server::on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p) {
-    // Stateless, no decryption, and a reply never larger than the (full-size) request.
+    // Stateless: nothing is kept, the reply is never larger than the (full-size) request, and it
+    // was admitted from the budget everyone shares. With tokens the token is opened here, once:
+    // the cookie carries what the handshake needs of it, and the Challenge's mac (under the
+    // token's server-to-client key) shows the client that it comes from a server that could.
     const auto* m = p.message<wire::ConnectRequest>();
+    CookieContents c;
+    c.window = uint64_t(now_s() / kCookieWindowS);
+    std::optional<ChallengeMac> mac;
     if (secure_) {
         DisconnectCode code = DisconnectCode::Unspecified;
-        if (const char* why = precheck_token(m->token_expire_s(), m->token(), code)) {
-            ++stats_.tokens_refused;
-            spdlog::get("server")->debug("connect request from {} refused: {}", endpoint_text(from), why);
-            send_raw(from, build_disconnect({0, 0, 0}, why, uint8_t(code)));
-            return;
-        }
+        if (const char* why = precheck_token(m->token_expire_s(), m->token(), code)) return refuse_request(from, why, code);
+        TokenTag tag{};
+        std::copy(m->token()->end() - std::ptrdiff_t(kSealTagBytes), m->token()->end(), tag.begin());
+        if (admission_.token_use(tag) == Admission::TokenUse::Used)  // known without opening it
+            return refuse_request(from, "connect token already used", DisconnectCode::TokenUsed);
+        const char* why = "";
+        const std::optional<PrivateToken> t = open_token(m->token_expire_s(), *m->token(), why, code);
+        if (!t) return refuse_request(from, why, code);
+        c.token_expire_s = m->token_expire_s();
+        c.client_id = t->client_id;
+        c.token_tag = t->mac;
+        c.client_to_server = t->client_to_server;
+        c.server_to_client = t->server_to_client;
     }
     const uint64_t salt = m->client_salt();
-    const uint64_t window = uint64_t(now_s() / 10.0);
-    const std::vector<uint8_t> bound = token_binding(m->token_expire_s(), secure_ ? m->token() : nullptr);
-    send_raw(from, build_challenge({0, 0, 0}, salt, cookies_.make(from.address().to_string(), from.port(), salt, window, bound)));
+    const Cookie cookie = cookies_.seal(c, from, salt);
+    if (secure_) mac = challenge_mac(c.server_to_client, salt, cookie);
+    send_raw(from, build_challenge({0, 0, 0}, salt, cookie, mac ? &*mac : nullptr));
 }
 
 void Server::send_accept(Session& s) {
@@ -457,13 +463,10 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     const auto* r = p.message<wire::ChallengeResponse>();
     Cookie cookie{};
     std::copy(r->cookie()->begin(), r->cookie()->end(), cookie.begin());
-    if (secure_ && !r->token()) {
-        ++stats_.tokens_refused;
-        return;
-    }
-    // The cookie first: it proves the sender receives at its address, and costs a hash.
-    const std::vector<uint8_t> bound = token_binding(r->token_expire_s(), secure_ ? r->token() : nullptr);
-    if (!cookies_.check(cookie, from.address().to_string(), from.port(), r->client_salt(), uint64_t(now_s() / 10.0), bound)) {
+    // The cookie first: it proves the sender receives at its address, and opening it costs about
+    // what a hash does (no token is opened at this stage).
+    const std::optional<CookieContents> c = cookies_.open(cookie, from, r->client_salt(), uint64_t(now_s() / kCookieWindowS));
+    if (!c || (secure_ && !r->proof())) {
         ++stats_.refused;
         return;
     }
@@ -475,27 +478,30 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
         else if (admitted(admission_.handshake(from.address(), now_s()))) send_accept(*it->second);
         return;
     }
-    if (!admitted(admission_.handshake(from.address(), now_s()))) return;
     std::optional<PrivateToken> token;
     if (secure_) {
-        const char* why = "";
-        DisconnectCode code = DisconnectCode::Unspecified;
-        if (const char* pre = precheck_token(r->token_expire_s(), r->token(), code)) why = pre;
-        else token = open_token(r->token_expire_s(), *r->token(), why, code);
-        // Only the token's holder knows its client-to-server key: a token copied off the wire
-        // opens nothing.
-        if (token && !check_handshake_proof(token->client_to_server, cookie, r->client_salt(), {r->proof()->data(), r->proof()->size()})) {
-            token.reset();
+        // Only the token's holder knows its client-to-server key: a cookie (or token) copied off
+        // the wire opens nothing. Checked before the per-address and per-prefix limits, so only a
+        // holder of a fresh token (each opens one session) can spend them. Refused in silence: the
+        // sender has a cookie, so it saw the reasons a ConnectRequest gets, and a reply per
+        // datagram would be work a spray could ask for without limit.
+        const char* why = nullptr;
+        if (c->token_expire_s <= unix_now_s()) why = "connect token expired";
+        else if (!check_handshake_proof(c->client_to_server, cookie, r->client_salt(), {r->proof()->data(), r->proof()->size()}))
             why = "connect token proof invalid";
-            code = DisconnectCode::TokenInvalid;
-        }
-        if (!token) {
+        else if (admission_.token_use(c->token_tag) == Admission::TokenUse::Used) why = "connect token already used";
+        if (why) {
             ++stats_.tokens_refused;
             spdlog::get("server")->debug("challenge response from {} refused: {}", key, why);
-            send_raw(from, build_disconnect({0, 0, 0}, why, uint8_t(code)));
             return;
         }
+        token.emplace();
+        token->client_id = c->client_id;
+        token->client_to_server = c->client_to_server;
+        token->server_to_client = c->server_to_client;
+        token->mac = c->token_tag;
     }
+    if (!admitted(admission_.handshake(from.address(), now_s()))) return;
     if (refuse_session(from, token) || !admitted(admission_.open_session(now_s()))) return;
     auto s = std::make_unique<Session>();
     s->ep = from;
@@ -510,7 +516,7 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
         s->sealer.emplace(token->server_to_client);
         s->opener.emplace(token->client_to_server);
         s->user_id = token->client_id;
-        admission_.remember_token(token->mac, r->token_expire_s());
+        admission_.remember_token(token->mac, c->token_expire_s);
     }
     BuilderConfig bc;
     bc.tick_hz = cfg_.tick_hz;

@@ -158,6 +158,7 @@ private:
     void on_datagram(const asio::ip::udp::endpoint& from, std::span<const uint8_t> bytes);
     void resolve_security();
     void on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p);
+    void refuse_request(const asio::ip::udp::endpoint& from, const char* why, DisconnectCode code);
     void on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p);
     // The checks that need no decryption: nullptr when the token may be opened, else why (and code).
     const char* precheck_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, DisconnectCode& code) const;

@@ -23,6 +23,11 @@ struct ClientSessionStats {
     uint64_t snapshots_received = 0;  // distinct ticks with at least one character
     uint64_t snapshots_lost = 0;      // snapshot ticks skipped between received ones and not arrived since
     uint64_t snapshots_late = 0;      // arrived after a newer one (reordered), not lost
+    // The handshake, over every attempt: ConnectRequests sent, Challenges taken (for our salt and,
+    // with a token, made with its keys), Challenges refused because their mac did not check
+    // (forged: someone who sees the link answered for the server), ChallengeResponses sent.
+    // challenges / connect_requests is the share of requests answered.
+    uint64_t connect_requests = 0, challenges = 0, challenges_forged = 0, challenge_responses = 0;
 };
 
 }  // namespace ks

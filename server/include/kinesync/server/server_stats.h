@@ -30,15 +30,13 @@ const char* unsent_reason_name(size_t reason);  // "budget", "too_large", "no_pr
 
 // The admission limit a handshake datagram hit (kinesync/server/admission_config.h).
 enum class AdmissionLimit : uint8_t {
-    ChallengePrefix,   // ConnectRequests from one prefix (/24, /64)
-    ChallengeAll,      // ConnectRequests from everyone
+    ChallengeAll,      // ConnectRequests answered (each opens a token), everyone together
     HandshakeAddress,  // ChallengeResponses (cookie good) from one address
     HandshakePrefix,   // ChallengeResponses (cookie good) from one prefix
-    OpenAll,           // tokens opened, everyone together
     SessionOpen,       // sessions opened, everyone together
 };
-constexpr size_t kAdmissionLimits = 6;
-// "challenge_prefix", "challenge_all", "handshake_address", "handshake_prefix", "open_all", "session_open".
+constexpr size_t kAdmissionLimits = 4;
+// "challenge_all", "handshake_address", "handshake_prefix", "session_open".
 const char* admission_limit_name(size_t limit);
 
 struct ServerStats {

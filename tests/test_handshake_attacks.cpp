@@ -1,0 +1,176 @@
+// Attacks on the handshake (schema/PROTOCOL.md, "Handshake" and "Admission"), each carried out
+// against an in-process server (tests/support/in_process_server.h: spoofed sources, the test's
+// clock) while a real ClientSession connects, and each also run in a broken variant that shows
+// the test can fail:
+//   1. an injector beside the client's link answers every ConnectRequest with a forged Challenge
+//      before the server's, 30 ms later, arrives;
+//   2. spoofed ConnectRequests from the client's own /24 at 10,000 and 50,000 a second;
+//   3. a spoofed spray over 16,384 /24s at the rate one server thread reads (100,000 a second), and
+//      a spray of cookie-valid ChallengeResponses from 4,096 addresses that really receive.
+// The figures (tries to connect, share of requests answered, seconds) are printed.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include <cstdio>
+#include "tests/support/in_process_server.h"
+
+using namespace ks;
+using namespace ks::net;
+using namespace ks::test;
+
+namespace {
+
+// A Challenge for the request's salt with a random cookie and a mac: random, or made with the
+// server-to-client key when the attacker has it (the broken variant: what a client that did not
+// check the mac would take from anyone).
+Injector challenge_forger(std::mt19937_64& rng, const Key* server_to_client) {
+    return [&rng, server_to_client](std::span<const uint8_t> d) -> std::optional<std::vector<uint8_t>> {
+        const auto p = decode_packet(d);
+        if (!p || p->type != MessageType::ConnectRequest) return std::nullopt;
+        const uint64_t salt = p->message<wire::ConnectRequest>()->client_salt();
+        Cookie cookie{};
+        for (auto& b : cookie) b = uint8_t(rng());
+        ChallengeMac mac{};
+        for (auto& b : mac) b = uint8_t(rng());
+        if (server_to_client) mac = challenge_mac(*server_to_client, salt, cookie);
+        return build_challenge({0, 0, 0}, salt, cookie, &mac);
+    };
+}
+
+struct Tally {
+    int connected = 0, tries = 0;
+    double worst_s = 0;
+    uint64_t requests = 0, challenges = 0, forged = 0;
+    void add(const Attempt& a) {
+        ++tries;
+        connected += a.seconds >= 0;
+        worst_s = std::max(worst_s, a.seconds < 0 ? 1e9 : a.seconds);
+        requests += a.stats.connect_requests;
+        challenges += a.stats.challenges;
+        forged += a.stats.challenges_forged;
+    }
+    double answered() const { return requests ? double(challenges) / double(requests) : 0; }
+    std::string text() const {
+        char worst[32] = "some never";
+        if (connected == tries) std::snprintf(worst, sizeof worst, "worst %.3f s", worst_s);
+        char b[200];
+        std::snprintf(b, sizeof b, "%d of %d connected (%s); %llu requests, %.2f answered, %llu forged Challenges refused",
+                      connected, tries, worst, (unsigned long long)requests, answered(), (unsigned long long)forged);
+        return b;
+    }
+};
+
+// A request with a token that opens (a captured one), and one sealed under another key (refused
+// after it is opened): both cost the server a decryption, and the first a full Challenge.
+std::vector<std::vector<uint8_t>> flood_requests(const Key& key) {
+    return {captured_request(token(key, 999)), captured_request(token(random_key(), 998))};
+}
+
+// Ten tries of a newcomer at `where` (a fresh server each, flooded for 0.3 s first), 5 s each.
+template <class MakeFlood>
+Tally ten_tries(const ServerConfig& sc, const Key& key, const asio::ip::udp::endpoint& where, MakeFlood make_flood) {
+    Tally t;
+    for (int i = 0; i < 10; ++i) {
+        InProcess p(sc);
+        Flood flood = make_flood(p);
+        spray_for(p, flood, 300);
+        t.add(attempt(p, where, token(key, uint64_t(i) + 1), std::ref(flood), 5.0));
+    }
+    return t;
+}
+
+}  // namespace
+
+TEST(HandshakeAttack, AClientConnectsThroughAStreamOfForgedChallenges) {
+    const Key key = random_key();
+    std::mt19937_64 rng(7);
+    Tally honest, broken;
+    for (int i = 0; i < 10; ++i) {
+        InProcess p(keyed(key));
+        const std::vector<uint8_t> tok = token(key, uint64_t(i) + 1);
+        honest.add(attempt(p, ep("198.51.100.7", uint16_t(5000 + i)), tok, kNoSpray, 3.0, 0.030, challenge_forger(rng, nullptr)));
+        // Broken variant: the forger has the token's server-to-client key, so its Challenges pass
+        // the client's check, as every forged Challenge would if the client did not check.
+        InProcess q(keyed(key));
+        const Key s2c = parse_connect_token(tok)->server_to_client;
+        broken.add(attempt(q, ep("198.51.100.7", uint16_t(5000 + i)), tok, kNoSpray, 3.0, 0.030, challenge_forger(rng, &s2c)));
+    }
+    std::printf("forged Challenges, 30 ms ahead of the server's: %s\n  forger with the key (broken variant): %s\n",
+                honest.text().c_str(), broken.text().c_str());
+    EXPECT_EQ(honest.connected, 10);
+    EXPECT_LT(honest.worst_s, 1.0);
+    EXPECT_GE(honest.forged, 10u) << "each try met at least one forged Challenge";
+    EXPECT_EQ(broken.connected, 0) << "a Challenge the client takes from the forger stalls its handshake: the test can fail";
+}
+
+TEST(HandshakeAttack, ASpoofedFloodIntoTheClientsSlash24LocksNoOneOut) {
+    const Key key = random_key();
+    const auto where = ep("198.51.100.7", 5000);
+    std::mt19937_64 rng(11);
+    auto from_the_slash24 = [&rng](uint64_t) { return v4(0xC6336400u + uint32_t(rng() % 256), uint16_t(1024 + rng() % 60000)); };
+    for (const size_t per_s : {size_t(10000), size_t(50000)}) {
+        const Tally t = ten_tries(keyed(key), key, where, [&](InProcess& p) { return Flood{&p, flood_requests(key), from_the_slash24, per_s / 1000}; });
+        std::printf("%zu spoofed ConnectRequests/s from the client's /24: %s\n", per_s, t.text().c_str());
+        EXPECT_GE(t.connected, 9) << per_s << "/s";
+    }
+    // Broken variant: a budget far below the flood (what a per-prefix limit is to a spoofer of the
+    // prefix) leaves the client a share too small to get in within 5 s.
+    ServerConfig starved = keyed(key);
+    starved.admission.challenge_rate = 100;
+    starved.admission.challenge_burst = 10;
+    const Tally t = ten_tries(starved, key, where, [&](InProcess& p) { return Flood{&p, flood_requests(key), from_the_slash24, 50}; });
+    std::printf("  with a budget of 100/s (broken variant): %s\n", t.text().c_str());
+    EXPECT_LT(t.connected, 9) << "the test can fail";
+}
+
+TEST(HandshakeAttack, ASprayOverSixteenThousandPrefixesAtTheReadCeilingSlowsNewcomersLittle) {
+    const Key key = random_key();
+    std::mt19937_64 rng(13);
+    auto any_of_16384 = [&rng](uint64_t) { return v4(0x0A000000u + uint32_t(rng() % (16384 * 256)), uint16_t(1024 + rng() % 60000)); };
+    const Tally t = ten_tries(keyed(key), key, ep("203.0.113.9", 5000),
+                              [&](InProcess& p) { return Flood{&p, flood_requests(key), any_of_16384, 100}; });
+    std::printf("100,000 spoofed ConnectRequests/s over 16,384 /24s: %s\n", t.text().c_str());
+    EXPECT_GE(t.connected, 9);
+    EXPECT_GT(t.answered(), 0.1) << "about the budget's share of the spray (20,000 of 100,000)";
+}
+
+TEST(HandshakeAttack, ASprayOfCookieValidResponsesFromFourThousandAddressesSpendsNothingANewcomerNeeds) {
+    // The attacker holds one token of its own and 4,096 addresses that really receive, 16 of them
+    // in the newcomer's /24: each gets a cookie, then all spray ChallengeResponses, with a wrong
+    // proof and with the right one (its one session opens, then the token is used), 50,000 a second.
+    const Key key = random_key();
+    const std::vector<uint8_t> own = token(key, 5000);
+    const std::optional<ConnectToken> t = parse_connect_token(own);
+    auto attacker = [](uint64_t i) { return v4((i < 16 ? 0xCB007100u : 0xC0A80000u + uint32_t(i / 250) * 256) + uint32_t(1 + i % 250), 7000); };
+    Tally tally;
+    uint64_t opened_by_spray = 0, limited = 0;
+    for (int k = 0; k < 10; ++k) {
+        InProcess p(keyed(key));
+        std::vector<std::vector<uint8_t>> responses;
+        for (uint64_t i = 0; i < 4096; ++i) {
+            const uint64_t salt = 100 + i;
+            const TokenField tf{t->expire_s, t->private_token};
+            p.server->inject(attacker(i), build_connect_request({0, 0, 0}, salt, &tf));
+            if (i % 1000 == 999) p.t += 0.1;  // within the budget
+            const std::optional<Cookie> cookie = p.cookie_for(attacker(i));
+            ASSERT_TRUE(cookie) << i;
+            const HandshakeProof proof = i % 2 ? handshake_proof(t->client_to_server, *cookie, salt) : HandshakeProof{};
+            responses.push_back(build_challenge_response({0, 0, 0}, salt, *cookie, &proof));
+            p.out.clear();
+        }
+        const uint64_t opened = p.server->stats().tokens_opened;
+        Flood spray{&p, responses, [&attacker](uint64_t n) { return attacker(n % 4096); }, 50};
+        const Attempt a = attempt(p, ep("203.0.113.9", 5000), token(key, uint64_t(k) + 1), std::ref(spray), 5.0);
+        tally.add(a);
+        // The newcomer's own requests open a token each (at most one per request it sent).
+        opened_by_spray += std::max<int64_t>(0, int64_t(p.server->stats().tokens_opened - opened) - int64_t(a.stats.connect_requests));
+        limited += p.limited(AdmissionLimit::HandshakePrefix) + p.limited(AdmissionLimit::HandshakeAddress);
+    }
+    std::printf("50,000 cookie-valid ChallengeResponses/s from 4,096 addresses: %s; tokens opened by them %llu, "
+                "held by per-address and per-prefix limits %llu\n",
+                tally.text().c_str(), (unsigned long long)opened_by_spray, (unsigned long long)limited);
+    EXPECT_GE(tally.connected, 9);
+    EXPECT_EQ(opened_by_spray, 0u) << "no ChallengeResponse opens a token";
+    EXPECT_EQ(limited, 0u) << "wrong proofs and a used token are refused before the limits they could spend";
+}
