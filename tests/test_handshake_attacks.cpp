@@ -7,6 +7,8 @@
 //   2. spoofed ConnectRequests from the client's own /24 at 10,000 and 50,000 a second;
 //   3. a spoofed spray over 16,384 /24s at the rate one server thread reads (100,000 a second), and
 //      a spray of cookie-valid ChallengeResponses from 4,096 addresses that really receive.
+//   4. (found in review) an on-path attacker resends the client's ConnectRequest from addresses of
+//      its own and relays the server's genuine Challenges to them, before the client's own.
 // The figures (tries to connect, share of requests answered, seconds) are printed.
 #include <gtest/gtest.h>
 
@@ -21,20 +23,46 @@ using namespace ks::test;
 
 namespace {
 
-// A Challenge for the request's salt with a random cookie and a mac: random, or made with the
-// server-to-client key when the attacker has it (the broken variant: what a client that did not
-// check the mac would take from anyone).
-Injector challenge_forger(std::mt19937_64& rng, const Key* server_to_client) {
-    return [&rng, server_to_client](std::span<const uint8_t> d) -> std::optional<std::vector<uint8_t>> {
+// `count` Challenges for the request's salt, each with a random cookie and a mac: random, or made
+// with the server-to-client key when the attacker has it (the broken variant: what every forged
+// Challenge would be to a client that did not check the mac).
+Injector challenge_forger(std::mt19937_64& rng, const Key* server_to_client, int count) {
+    return [&rng, server_to_client, count](std::span<const uint8_t> d) -> std::vector<std::vector<uint8_t>> {
         const auto p = decode_packet(d);
-        if (!p || p->type != MessageType::ConnectRequest) return std::nullopt;
+        if (!p || p->type != MessageType::ConnectRequest) return {};
         const uint64_t salt = p->message<wire::ConnectRequest>()->client_salt();
-        Cookie cookie{};
-        for (auto& b : cookie) b = uint8_t(rng());
-        ChallengeMac mac{};
-        for (auto& b : mac) b = uint8_t(rng());
-        if (server_to_client) mac = challenge_mac(*server_to_client, salt, cookie);
-        return build_challenge({0, 0, 0}, salt, cookie, &mac);
+        std::vector<std::vector<uint8_t>> out;
+        for (int i = 0; i < count; ++i) {
+            Cookie cookie{};
+            for (auto& b : cookie) b = uint8_t(rng());
+            ChallengeMac mac{};
+            for (auto& b : mac) b = uint8_t(rng());
+            if (server_to_client) mac = challenge_mac(*server_to_client, salt, cookie);
+            out.push_back(build_challenge({0, 0, 0}, salt, cookie, &mac));
+        }
+        return out;
+    };
+}
+
+// Resends each ConnectRequest from `relays` addresses of its own and hands the server's genuine
+// Challenges to them (valid macs; cookies bound to the relays' addresses) to the client at once.
+Injector request_relay(InProcess& p, int relays) {
+    return [&p, relays](std::span<const uint8_t> d) {
+        std::vector<std::vector<uint8_t>> challenges;
+        const auto m = decode_packet(d);
+        if (!m || m->type != MessageType::ConnectRequest) return challenges;
+        for (int i = 0; i < relays; ++i) {
+            const auto relay = v4(0xC0000200u + uint32_t(i), 9000);  // 192.0.2.x
+            p.server->inject(relay, d);
+            for (auto it = p.out.begin(); it != p.out.end();)
+                if (it->first == relay) {
+                    challenges.push_back(std::move(it->second));
+                    it = p.out.erase(it);
+                } else {
+                    ++it;
+                }
+        }
+        return challenges;
     };
 }
 
@@ -83,25 +111,51 @@ Tally ten_tries(const ServerConfig& sc, const Key& key, const asio::ip::udp::end
 }  // namespace
 
 TEST(HandshakeAttack, AClientConnectsThroughAStreamOfForgedChallenges) {
+    // 500 forged Challenges for every ConnectRequest, all before the server's (30 ms later).
     const Key key = random_key();
     std::mt19937_64 rng(7);
     Tally honest, broken;
     for (int i = 0; i < 10; ++i) {
         InProcess p(keyed(key));
         const std::vector<uint8_t> tok = token(key, uint64_t(i) + 1);
-        honest.add(attempt(p, ep("198.51.100.7", uint16_t(5000 + i)), tok, kNoSpray, 3.0, 0.030, challenge_forger(rng, nullptr)));
+        honest.add(attempt(p, ep("198.51.100.7", uint16_t(5000 + i)), tok, kNoSpray, 1.0, 0.030, challenge_forger(rng, nullptr, 500)));
         // Broken variant: the forger has the token's server-to-client key, so its Challenges pass
-        // the client's check, as every forged Challenge would if the client did not check.
+        // the client's check, as every forged Challenge would if the client did not check: the
+        // genuine one is then one among 501, answered in a round with odds of 8/501.
         InProcess q(keyed(key));
         const Key s2c = parse_connect_token(tok)->server_to_client;
-        broken.add(attempt(q, ep("198.51.100.7", uint16_t(5000 + i)), tok, kNoSpray, 3.0, 0.030, challenge_forger(rng, &s2c)));
+        broken.add(attempt(q, ep("198.51.100.7", uint16_t(5000 + i)), tok, kNoSpray, 1.0, 0.030, challenge_forger(rng, &s2c, 500)));
     }
-    std::printf("forged Challenges, 30 ms ahead of the server's: %s\n  forger with the key (broken variant): %s\n",
+    std::printf("500 forged Challenges per request, 30 ms ahead of the server's: %s\n  forger with the key (broken variant): %s\n",
                 honest.text().c_str(), broken.text().c_str());
     EXPECT_EQ(honest.connected, 10);
     EXPECT_LT(honest.worst_s, 1.0);
-    EXPECT_GE(honest.forged, 10u) << "each try met at least one forged Challenge";
-    EXPECT_EQ(broken.connected, 0) << "a Challenge the client takes from the forger stalls its handshake: the test can fail";
+    EXPECT_GE(honest.forged, 5000u) << "each try met its forged Challenges";
+    EXPECT_LT(broken.connected, 8) << "Challenges the client cannot tell from the server's drown the genuine one: the test can fail";
+}
+
+TEST(HandshakeAttack, AClientConnectsThroughItsRequestsRelayedFromOtherAddresses) {
+    const Key key = random_key();
+    auto ten = [&](int relays, double limit_s, const ClientSessionConfig& cc) {
+        Tally t;
+        for (int i = 0; i < 10; ++i) {
+            InProcess p(keyed(key));
+            t.add(attempt(p, ep("198.51.100.7", uint16_t(5000 + i)), token(key, uint64_t(i) + 1), kNoSpray, limit_s, 0.030,
+                          request_relay(p, relays), cc));
+        }
+        return t;
+    };
+    const Tally few = ten(4, 1.0, {}), many = ten(30, 5.0, {});
+    ClientSessionConfig first_only;
+    first_only.challenges_per_round = 1;
+    const Tally broken = ten(30, 1.0, first_only);
+    std::printf("each request relayed from 4 addresses: %s\n  from 30: %s\n  from 30, one Challenge answered a round "
+                "(broken variant), 1 s: %s\n",
+                few.text().c_str(), many.text().c_str(), broken.text().c_str());
+    EXPECT_EQ(few.connected, 10);
+    EXPECT_LT(few.worst_s, 1.0) << "fewer relayed Challenges than a round answers: all answered at once";
+    EXPECT_EQ(many.connected, 10) << "more than a round answers: a fair sample is, each round";
+    EXPECT_LT(broken.connected, 8) << "answering only the first Challenge (or one a round) is what the relay defeats";
 }
 
 TEST(HandshakeAttack, ASpoofedFloodIntoTheClientsSlash24LocksNoOneOut) {
@@ -136,26 +190,28 @@ TEST(HandshakeAttack, ASprayOverSixteenThousandPrefixesAtTheReadCeilingSlowsNewc
 }
 
 TEST(HandshakeAttack, ASprayOfCookieValidResponsesFromFourThousandAddressesSpendsNothingANewcomerNeeds) {
-    // The attacker holds one token of its own and 4,096 addresses that really receive, 16 of them
-    // in the newcomer's /24: each gets a cookie, then all spray ChallengeResponses, with a wrong
-    // proof and with the right one (its one session opens, then the token is used), 50,000 a second.
+    // The attacker is a player with two tokens of its own and 4,096 addresses that really receive,
+    // 16 of them in the newcomer's /24: each gets a cookie, then all spray ChallengeResponses,
+    // 50,000 a second: a third with a wrong proof, a third with the first token's right one (its one
+    // session opens, then the token is used), a third with the second token's (its session is
+    // refused: the player has one).
     const Key key = random_key();
-    const std::vector<uint8_t> own = token(key, 5000);
-    const std::optional<ConnectToken> t = parse_connect_token(own);
+    std::vector<std::optional<ConnectToken>> own = {parse_connect_token(token(key, 5000)), parse_connect_token(token(key, 5000))};
     auto attacker = [](uint64_t i) { return v4((i < 16 ? 0xCB007100u : 0xC0A80000u + uint32_t(i / 250) * 256) + uint32_t(1 + i % 250), 7000); };
     Tally tally;
-    uint64_t opened_by_spray = 0, limited = 0;
+    uint64_t opened_by_spray = 0, limited = 0, token_limited = 0, in_use = 0;
     for (int k = 0; k < 10; ++k) {
         InProcess p(keyed(key));
         std::vector<std::vector<uint8_t>> responses;
         for (uint64_t i = 0; i < 4096; ++i) {
             const uint64_t salt = 100 + i;
-            const TokenField tf{t->expire_s, t->private_token};
+            const ConnectToken& t = *own[i % 3 == 2 ? 1 : 0];
+            const TokenField tf{t.expire_s, t.private_token};
             p.server->inject(attacker(i), build_connect_request({0, 0, 0}, salt, &tf));
             if (i % 1000 == 999) p.t += 0.1;  // within the budget
             const std::optional<Cookie> cookie = p.cookie_for(attacker(i));
             ASSERT_TRUE(cookie) << i;
-            const HandshakeProof proof = i % 2 ? handshake_proof(t->client_to_server, *cookie, salt) : HandshakeProof{};
+            const HandshakeProof proof = i % 3 ? handshake_proof(t.client_to_server, *cookie, salt) : HandshakeProof{};
             responses.push_back(build_challenge_response({0, 0, 0}, salt, *cookie, &proof));
             p.out.clear();
         }
@@ -166,11 +222,16 @@ TEST(HandshakeAttack, ASprayOfCookieValidResponsesFromFourThousandAddressesSpend
         // The newcomer's own requests open a token each (at most one per request it sent).
         opened_by_spray += std::max<int64_t>(0, int64_t(p.server->stats().tokens_opened - opened) - int64_t(a.stats.connect_requests));
         limited += p.limited(AdmissionLimit::HandshakePrefix) + p.limited(AdmissionLimit::HandshakeAddress);
+        token_limited += p.limited(AdmissionLimit::HandshakeToken);
+        in_use += p.server->stats().sessions_in_use;
     }
-    std::printf("50,000 cookie-valid ChallengeResponses/s from 4,096 addresses: %s; tokens opened by them %llu, "
-                "held by per-address and per-prefix limits %llu\n",
-                tally.text().c_str(), (unsigned long long)opened_by_spray, (unsigned long long)limited);
+    std::printf("50,000 cookie-valid ChallengeResponses/s from 4,096 addresses: %s; tokens opened by them %llu, held by "
+                "per-address and per-prefix limits %llu, by the tokens' own %llu, refused as in use %llu\n",
+                tally.text().c_str(), (unsigned long long)opened_by_spray, (unsigned long long)limited, (unsigned long long)token_limited,
+                (unsigned long long)in_use);
     EXPECT_GE(tally.connected, 9);
     EXPECT_EQ(opened_by_spray, 0u) << "no ChallengeResponse opens a token";
-    EXPECT_EQ(limited, 0u) << "wrong proofs and a used token are refused before the limits they could spend";
+    EXPECT_EQ(limited, 0u) << "wrong proofs, a used token and a refused one never reach the limits they could spend";
+    EXPECT_GT(token_limited, 0u) << "each token's handshakes are held to its own budget";
+    EXPECT_GT(in_use, 0u) << "the second token's session was refused";
 }

@@ -144,6 +144,7 @@ TEST(MetricsText, FiguresLandInTheirSamples) {
         {"kinesync_unsent_total{reason=\"no_precision\"}", "0"},
         {"kinesync_unsent_total{reason=\"starved\"}", "119"},
         {"kinesync_admission_limited_total{limit=\"challenge_all\"}", "120"},
+        {"kinesync_admission_limited_total{limit=\"handshake_token\"}", "0"},
         {"kinesync_admission_limited_total{limit=\"handshake_address\"}", "0"},
         {"kinesync_admission_limited_total{limit=\"handshake_prefix\"}", "0"},
         {"kinesync_admission_limited_total{limit=\"session_open\"}", "121"},

@@ -44,6 +44,9 @@ DisconnectCode wire_code(uint8_t c) {
 void ClientSession::connect(double now_s) {
     // A fresh start: new salt, no skeletons, no history (the server forgets us too).
     salt_ = os_random_salt();
+    sample_state_ = salt_;
+    cookies_.clear();
+    cookies_seen_ = 0;
     state_ = State::Connecting;
     connect_started_ = now_s;
     last_connect_send_ = -1e9;
@@ -111,25 +114,52 @@ void ClientSession::send_ack() {
     send([&](const PacketHeader& h) { return build_ack(h, tick, ids); });
 }
 
+void ClientSession::send_challenge_response(const Cookie& cookie) {
+    HandshakeProof proof{};
+    if (token_) proof = handshake_proof(token_->client_to_server, cookie, salt_);
+    send([&](const PacketHeader& h) { return build_challenge_response(h, salt_, cookie, token_ ? &proof : nullptr); }, true);
+    ++stats_.challenge_responses;
+}
+
+void ClientSession::handshake_round(double now_s) {
+    // Challenged, the ConnectRequest goes on too: each round brings a genuine Challenge of its own.
+    last_connect_send_ = now_s;
+    TokenField tf;
+    if (token_) tf = {token_->expire_s, token_->private_token};
+    send([&](const PacketHeader& h) { return build_connect_request(h, salt_, token_ ? &tf : nullptr); }, true);
+    ++stats_.connect_requests;
+    for (const Cookie& c : cookies_) send_challenge_response(c);
+    cookies_.clear();
+    cookies_seen_ = 0;
+}
+
+void ClientSession::on_challenge(const wire::Challenge& m, double now_s) {
+    Cookie cookie{};
+    std::copy(m.cookie()->begin(), m.cookie()->end(), cookie.begin());
+    if (std::find(cookies_.begin(), cookies_.end(), cookie) != cookies_.end()) return;  // a duplicate
+    ++stats_.challenges;
+    last_heard_ = now_s;
+    const size_t keep = size_t(std::max(1, cfg_.challenges_per_round));
+    if (cookies_.size() < keep) {
+        cookies_.push_back(cookie);
+        send_challenge_response(cookie);
+    } else {
+        sample_state_ = sample_state_ * 6364136223846793005ull + 1442695040888963407ull;  // LCG, seeded by the salt
+        const uint64_t j = (sample_state_ >> 33) % (cookies_seen_ + 1);
+        if (j < keep) cookies_[j] = cookie;
+    }
+    ++cookies_seen_;
+    if (state_ == State::Connecting) {
+        state_ = State::Challenged;
+        last_connect_send_ = now_s;  // the next round after a whole round's wait
+    }
+}
+
 void ClientSession::update(double now_s) {
     switch (state_) {
         case State::Connecting:
-            if (now_s - last_connect_send_ >= cfg_.connect_resend_s) {
-                last_connect_send_ = now_s;
-                TokenField tf;
-                if (token_) tf = {token_->expire_s, token_->private_token};
-                send([&](const PacketHeader& h) { return build_connect_request(h, salt_, token_ ? &tf : nullptr); }, true);
-                ++stats_.connect_requests;
-            }
-            break;
         case State::Challenged:
-            if (now_s - last_connect_send_ >= cfg_.connect_resend_s) {
-                last_connect_send_ = now_s;
-                HandshakeProof proof{};
-                if (token_) proof = handshake_proof(token_->client_to_server, cookie_, salt_);
-                send([&](const PacketHeader& h) { return build_challenge_response(h, salt_, cookie_, token_ ? &proof : nullptr); }, true);
-                ++stats_.challenge_responses;
-            }
+            if (now_s - last_connect_send_ >= cfg_.connect_resend_s) handshake_round(now_s);
             break;
         case State::Connected:
             if (!reliable_to_ack_.empty() || now_s - last_ack_ >= cfg_.ack_interval_s) {
@@ -205,7 +235,7 @@ void ClientSession::on_packet(const DecodedPacket& p, double now_s, bool sealed)
     if (token_ && !sealed && !admit_clear(p)) return;
     // A Challenge belongs to a handshake under way: one arriving later (late, duplicated or
     // spoofed) changes nothing, not even when the server was last heard.
-    if (p.type == MessageType::Challenge && state_ != State::Connecting) {
+    if (p.type == MessageType::Challenge && state_ != State::Connecting && state_ != State::Challenged) {
         ++stats_.unexpected;
         return;
     }
@@ -243,7 +273,7 @@ bool ClientSession::admit_clear(const DecodedPacket& p) {
         refusal_code_ = wire_code(d->code());
         return false;
     }
-    if (p.type != MessageType::Challenge || state_ != State::Connecting) {
+    if (p.type != MessageType::Challenge || (state_ != State::Connecting && state_ != State::Challenged)) {
         ++stats_.unauthenticated;
         return false;
     }
@@ -257,23 +287,17 @@ bool ClientSession::challenge_verified(const wire::Challenge& c) const {
 }
 
 bool ClientSession::on_handshake(const DecodedPacket& p, double now_s) {
-    if (p.type == MessageType::Challenge && state_ == State::Connecting) {
+    if (p.type == MessageType::Challenge && (state_ == State::Connecting || state_ == State::Challenged)) {
         const auto* c = p.message<wire::Challenge>();
-        if (c->client_salt() == salt_ && !challenge_verified(*c)) {
+        if (c->client_salt() != salt_) return false;  // not our handshake
+        if (!challenge_verified(*c)) {
             // Made without the token's keys: whoever sees our link answered for the server. Its
             // cookie would only be refused; the real Challenge is on its way.
             ++stats_.challenges_forged;
             return false;
         }
-        if (c->client_salt() == salt_) {  // else not our handshake
-            ++stats_.challenges;
-            std::copy(c->cookie()->begin(), c->cookie()->end(), cookie_.begin());
-            state_ = State::Challenged;
-            last_heard_ = now_s;
-            last_connect_send_ = -1e9;
-            update(now_s);
-            return false;
-        }
+        on_challenge(*c, now_s);
+        return false;
     }
     if (p.type == MessageType::Accept && (state_ == State::Challenged || state_ == State::Connected)) {
         const auto* a = p.message<wire::Accept>();

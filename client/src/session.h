@@ -40,10 +40,15 @@
 namespace ks {
 
 struct ClientSessionConfig {
-    // ConnectRequests and ChallengeResponses are resent this often until answered: under a flood
-    // the server answers a share of everyone's requests, and ten tries a second get through a
-    // share of 1/20 within 5 s with odds of 0.994 (2.4 kB/s each way while it lasts).
+    // A handshake round: ConnectRequests (and answers to Challenges) are resent this often until
+    // accepted. Under a flood the server answers a share of everyone's requests; ten tries a second
+    // get through a share of 1/10 within 5 s with odds of 0.995 (12 kB/s upstream while it lasts).
     double connect_resend_s = 0.1;
+    // Distinct Challenges (for our salt, verified) a round answers. More than one: whoever sees
+    // our ConnectRequest can resend it from an address of its own and relay the server's genuine
+    // Challenge to that address, which we cannot tell from ours; so each is answered, and the one
+    // bound to our address gets in. Beyond this many in a round, a fair sample is answered.
+    int challenges_per_round = 8;
     double ack_interval_s = 0.05;   // an Ack message at least this often once connected
     double ping_interval_s = 0.5;
     double viewpoint_interval_s = 0.25;
@@ -133,6 +138,9 @@ private:
     bool admit_clear(const net::DecodedPacket& p);  // with a token: what may come unsealed
     bool on_handshake(const net::DecodedPacket& p, double now_s);  // true once connected: go on
     bool challenge_verified(const net::wire::Challenge& c) const;   // with a token: made with its keys
+    void on_challenge(const net::wire::Challenge& c, double now_s);
+    void send_challenge_response(const net::Cookie& cookie);
+    void handshake_round(double now_s);  // resend: a ConnectRequest, and answers to this round's Challenges
     void on_refusal(const net::DecodedPacket& p);
     void on_skeleton_defs(const net::DecodedPacket& p);
     void on_events(const net::DecodedPacket& p);
@@ -144,7 +152,10 @@ private:
     ClientSessionConfig cfg_;
     State state_ = State::Idle;
     uint64_t salt_ = 0;
-    net::Cookie cookie_{};
+    // This round's Challenges (cookies) to answer: the first challenges_per_round at once and again
+    // at the round's end, later ones sampled into their places (reservoir).
+    std::vector<net::Cookie> cookies_;
+    uint64_t cookies_seen_ = 0, sample_state_ = 0;
     std::optional<net::ConnectToken> token_;
     std::optional<net::PacketSealer> sealer_;
     std::optional<net::PacketOpener> opener_;

@@ -86,7 +86,7 @@ struct Attempt {
 };
 
 // Sees each datagram the client sends; may answer it at once (an attacker nearer than the server).
-using Injector = std::function<std::optional<std::vector<uint8_t>>(std::span<const uint8_t>)>;
+using Injector = std::function<std::vector<std::vector<uint8_t>>(std::span<const uint8_t>)>;
 // Sends a millisecond's worth of attack, calling client_turn() once, at a random place within it:
 // the client's datagrams arrive among the attacker's, not always before or after them.
 using Spray = std::function<void(const std::function<void()>& client_turn)>;
@@ -95,8 +95,8 @@ inline const Spray kNoSpray = [](const std::function<void()>& client_turn) { cli
 // A real client at `where` connecting with `tok` to the in-process server; `spray` runs at each
 // millisecond step of the shared clock; the server's replies reach the client `delay_s` later.
 inline Attempt attempt(InProcess& p, const asio::ip::udp::endpoint& where, const std::vector<uint8_t>& tok, const Spray& spray,
-                double limit_s, double delay_s = 0, const Injector& injector = {}) {
-    ClientSession c;
+                       double limit_s, double delay_s = 0, const Injector& injector = {}, const ClientSessionConfig& cc = {}) {
+    ClientSession c(cc);
     Attempt a;
     if (!c.set_connect_token(tok)) return a;
     std::deque<std::pair<double, std::vector<uint8_t>>> in_flight;
@@ -107,7 +107,7 @@ inline Attempt attempt(InProcess& p, const asio::ip::udp::endpoint& where, const
         spray([&] {
             for (const auto& d : c.take_outgoing()) {
                 if (injector)
-                    if (auto forged = injector(d)) c.on_datagram(*forged, p.t);
+                    for (const auto& forged : injector(d)) c.on_datagram(forged, p.t);
                 p.server->inject(where, d);
             }
         });

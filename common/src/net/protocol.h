@@ -50,8 +50,8 @@ constexpr size_t kMinPacketBytes = 32;
 constexpr size_t kMinConnectRequestBytes = kMaxDatagram;
 // The Challenge's cookie: what the server needs of the handshake (a time window and, with tokens,
 // the token's keys, client id, expiry and tag), sealed under the server's cookie key
-// (server/src/net/cookie.h): a 12-byte nonce, 104 bytes sealed, a 16-byte tag.
-constexpr size_t kCookieBytes = 132;
+// (server/src/net/cookie.h): a 24-byte nonce, 104 bytes sealed, a 16-byte tag.
+constexpr size_t kCookieBytes = 144;
 constexpr size_t kProofBytes = 16;         // ChallengeResponse.proof (with connect tokens)
 constexpr size_t kChallengeMacBytes = 16;  // Challenge.mac (with connect tokens)
 // A ConnectRequest's sealed private token (common/src/net/connect_token.h): nonce, at least a tag.

@@ -10,7 +10,8 @@
 namespace ks::net {
 
 const char* admission_limit_name(size_t limit) {
-    static const char* const names[kAdmissionLimits] = {"challenge_all", "handshake_address", "handshake_prefix", "session_open"};
+    static const char* const names[kAdmissionLimits] = {"challenge_all", "handshake_token", "handshake_address", "handshake_prefix",
+                                                         "session_open"};
     return limit < kAdmissionLimits ? names[limit] : "?";
 }
 
@@ -65,6 +66,7 @@ void check_rate(double rate, double burst, const char* rate_field, const char* b
 Admission::Admission(const AdmissionConfig& cfg, int max_clients, bool limit_loopback)
     : cfg_(cfg), limit_loopback_(limit_loopback), max_clients_(max_clients) {
     check_rate(cfg.challenge_rate, cfg.challenge_burst, "admission.challenge_rate", "admission.challenge_burst");
+    check_rate(cfg.token_handshake_rate, cfg.token_handshake_burst, "admission.token_handshake_rate", "admission.token_handshake_burst");
     check_rate(cfg.handshake_rate, cfg.handshake_burst, "admission.handshake_rate", "admission.handshake_burst");
     check_rate(cfg.prefix_handshake_rate, cfg.prefix_handshake_burst, "admission.prefix_handshake_rate", "admission.prefix_handshake_burst");
     session_open_burst_ = cfg.session_open_burst < 0 ? std::max(64.0, double(max_clients)) : cfg.session_open_burst;
@@ -81,6 +83,11 @@ Admission::Admission(const AdmissionConfig& cfg, int max_clients, bool limit_loo
 
 std::optional<AdmissionLimit> Admission::challenge(double now_s) {
     if (!challenges_.take(now_s, cfg_.challenge_rate, cfg_.challenge_burst)) return AdmissionLimit::ChallengeAll;
+    return std::nullopt;
+}
+
+std::optional<AdmissionLimit> Admission::token_handshake(const TokenTag& tag, double now_s) {
+    if (!handshake_token_.take(tag, now_s, cfg_.token_handshake_rate, cfg_.token_handshake_burst)) return AdmissionLimit::HandshakeToken;
     return std::nullopt;
 }
 

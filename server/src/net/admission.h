@@ -53,7 +53,9 @@ public:
     // Stage one, a ConnectRequest (or anything else answered before a cookie came back): nullopt
     // when it may be answered, else the limit it hit. One budget for everyone.
     std::optional<AdmissionLimit> challenge(double now_s);
-    // Stage two, a ChallengeResponse whose cookie checked out: may it go on?
+    // Stage two, a ChallengeResponse whose cookie (and proof) checked out: may the token's handshake
+    // go on (before anything that replies or counts sessions), and may its address's?
+    std::optional<AdmissionLimit> token_handshake(const TokenTag& tag, double now_s);
     std::optional<AdmissionLimit> handshake(const asio::ip::address& from, double now_s);
     // May a session open now (everyone together)?
     std::optional<AdmissionLimit> open_session(double now_s);
@@ -75,7 +77,7 @@ private:
     bool limit_loopback_;
     double session_open_burst_;
     size_t token_capacity_;
-    BucketSketch handshake_address_{16384}, handshake_prefix_{4096};
+    BucketSketch handshake_token_{16384}, handshake_address_{16384}, handshake_prefix_{4096};
     RateBucket challenges_, sessions_;
     std::map<TokenTag, uint64_t> used_tokens_;  // tag -> expiry (unix s)
     int max_clients_;

@@ -8,7 +8,8 @@ namespace ks::net {
 namespace {
 
 constexpr size_t kPlainBytes = 8 + 8 + 8 + kSealTagBytes + 2 * kKeyBytes;
-static_assert(crypto::kIetfNonceBytes + kPlainBytes + crypto::kTagBytes == kCookieBytes, "the cookie's layout");
+constexpr size_t kNonceBytes = crypto::kXNonceBytes;
+static_assert(kNonceBytes + kPlainBytes + crypto::kTagBytes == kCookieBytes, "the cookie's layout");
 
 void put64(uint8_t*& p, uint64_t v) {
     for (int i = 0; i < 8; ++i) *p++ = uint8_t(v >> (8 * i));
@@ -20,10 +21,11 @@ uint64_t get64(const uint8_t*& p) {
 }
 
 // Associated data: a context, the peer's address (16 bytes) and port, the salt.
-std::array<uint8_t, 44> binding(const asio::ip::udp::endpoint& peer, uint64_t salt) {
-    static constexpr char kContext[] = "kinesync cookie v7";
-    static_assert(sizeof kContext == 19);
-    std::array<uint8_t, 44> ad{};
+constexpr char kContext[] = "kinesync cookie v7";
+constexpr size_t kBindingBytes = sizeof kContext + 16 + 2 + 8;
+
+std::array<uint8_t, kBindingBytes> binding(const asio::ip::udp::endpoint& peer, uint64_t salt) {
+    std::array<uint8_t, kBindingBytes> ad{};
     uint8_t* p = std::copy(kContext, kContext + sizeof kContext, ad.begin());
     const std::array<uint8_t, 16> a = address_bytes(peer.address());
     p = std::copy(a.begin(), a.end(), p);
@@ -60,8 +62,7 @@ Cookie CookieJar::seal(const CookieContents& c, const asio::ip::udp::endpoint& p
     uint8_t* n = std::copy(nonce_prefix_.begin(), nonce_prefix_.end(), out.begin());
     put64(n, counter_++);  // a counter: no nonce repeats under the key
     const auto ad = binding(peer, salt);
-    crypto::aead_ietf_seal(out.data() + crypto::kIetfNonceBytes, plain, ad,
-                           std::span<const uint8_t, crypto::kIetfNonceBytes>(out.data(), crypto::kIetfNonceBytes), key_);
+    crypto::aead_x_seal(out.data() + kNonceBytes, plain, ad, std::span<const uint8_t, kNonceBytes>(out.data(), kNonceBytes), key_);
     return out;
 }
 
@@ -69,9 +70,8 @@ std::optional<CookieContents> CookieJar::open(const Cookie& cookie, const asio::
                                               uint64_t window) const {
     std::array<uint8_t, kPlainBytes> plain{};
     const auto ad = binding(peer, salt);
-    const std::span<const uint8_t> sealed(cookie.data() + crypto::kIetfNonceBytes, kPlainBytes + crypto::kTagBytes);
-    if (!crypto::aead_ietf_open(plain.data(), sealed, ad,
-                                std::span<const uint8_t, crypto::kIetfNonceBytes>(cookie.data(), crypto::kIetfNonceBytes), key_))
+    const std::span<const uint8_t> sealed(cookie.data() + kNonceBytes, kPlainBytes + crypto::kTagBytes);
+    if (!crypto::aead_x_open(plain.data(), sealed, ad, std::span<const uint8_t, kNonceBytes>(cookie.data(), kNonceBytes), key_))
         return std::nullopt;
     CookieContents c;
     const uint8_t* p = plain.data();

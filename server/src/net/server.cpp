@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <random>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -35,10 +34,6 @@ constexpr uint64_t kTagSnapshot = 1ull << 60, kTagReliable = 2ull << 60, kTagMas
 
 std::string endpoint_text(const asio::ip::udp::endpoint& ep) { return ep.address().to_string() + ":" + std::to_string(ep.port()); }
 
-uint64_t random_seed() {
-    std::random_device rd;
-    return (uint64_t(rd()) << 32) ^ rd();
-}
 }  // namespace
 
 struct Server::Session {
@@ -71,6 +66,7 @@ struct Server::Session {
     std::optional<vec3> viewpoint;  // where the client watches from (metres), once it said
     double last_heard = 0;
     bool heard_since_accept = false;  // a packet of the session arrived: the client has our Accept
+    double last_accept_s = -1e9;
     double rtt_ms = 0;
     uint64_t bytes_sent = 0, snapshots_sent = 0;
     double bytes_window_start = 0;
@@ -85,7 +81,7 @@ struct Server::Session {
 };
 
 Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
-    : cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed ? cfg.secret_seed : random_seed()),
+    : cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed),
       admission_(cfg.admission, cfg.max_clients, cfg.limit_loopback), history_(256) {
     if (cfg_.worker_threads != 0) pool_ = std::make_unique<WorkerPool>(cfg_.worker_threads);
     start_ = std::chrono::steady_clock::now();
@@ -394,6 +390,7 @@ void Server::on_connect_request(const asio::ip::udp::endpoint& from, const Decod
 }
 
 void Server::send_accept(Session& s) {
+    s.last_accept_s = now_s();
     const AcceptInfo info{s.id, uint16_t(std::lround(cfg_.tick_hz)), uint16_t(std::lround(cfg_.snapshot_hz)), tick_, server_time_us()};
     send(s, [info](const PacketHeader& h) { return build_accept(h, info); }, 0);
 }
@@ -459,6 +456,36 @@ bool Server::refuse_session(const asio::ip::udp::endpoint& from, const std::opti
     return false;
 }
 
+std::optional<PrivateToken> Server::check_token_handshake(const asio::ip::udp::endpoint& from, const std::string& key,
+                                                          const CookieContents& c, const Cookie& cookie,
+                                                          const wire::ChallengeResponse& r) {
+    // Only the token's holder knows its client-to-server key: a cookie (or token) copied off the
+    // wire opens nothing. A wrong proof is dropped in silence (the cookie's owner saw the reasons a
+    // ConnectRequest gets); past it, a token's handshakes have their own budget, before anything
+    // replies or counts sessions, so a holder whose session is refused spends only its own.
+    if (!r.proof() || !check_handshake_proof(c.client_to_server, cookie, r.client_salt(), {r.proof()->data(), r.proof()->size()})) {
+        ++stats_.tokens_refused;
+        return std::nullopt;
+    }
+    if (!admitted(admission_.token_handshake(c.token_tag, now_s()))) return std::nullopt;
+    const char* why = nullptr;
+    DisconnectCode code = DisconnectCode::TokenExpired;
+    if (c.token_expire_s <= unix_now_s()) why = "connect token expired";
+    else if (admission_.token_use(c.token_tag) == Admission::TokenUse::Used) why = "connect token already used", code = DisconnectCode::TokenUsed;
+    if (why) {
+        ++stats_.tokens_refused;
+        spdlog::get("server")->debug("challenge response from {} refused: {}", key, why);
+        send_raw(from, build_disconnect({0, 0, 0}, why, uint8_t(code)));
+        return std::nullopt;
+    }
+    PrivateToken t;
+    t.client_id = c.client_id;
+    t.client_to_server = c.client_to_server;
+    t.server_to_client = c.server_to_client;
+    t.mac = c.token_tag;
+    return t;
+}
+
 void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p) {
     const auto* r = p.message<wire::ChallengeResponse>();
     Cookie cookie{};
@@ -466,43 +493,32 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     // The cookie first: it proves the sender receives at its address, and opening it costs about
     // what a hash does (no token is opened at this stage).
     const std::optional<CookieContents> c = cookies_.open(cookie, from, r->client_salt(), uint64_t(now_s() / kCookieWindowS));
-    if (!c || (secure_ && !r->proof())) {
+    if (!c) {
         ++stats_.refused;
         return;
     }
     const auto it = sessions_.find(key);
     if (it != sessions_.end() && it->second->salt == r->client_salt()) {
-        // A duplicate of the response we accepted: our Accept was lost, unless the session has
-        // spoken since (then it is a replay, and a live session changes only through its own packets).
-        if (it->second->heard_since_accept) ++stats_.unexpected;
-        else if (admitted(admission_.handshake(from.address(), now_s()))) send_accept(*it->second);
+        // A duplicate of the response we accepted: our Accept was lost (answered at most every
+        // 100 ms), unless the session has spoken since (then it is a replay, and a live session
+        // changes only through its own packets).
+        Session& s = *it->second;
+        if (s.heard_since_accept) ++stats_.unexpected;
+        else if (now_s() - s.last_accept_s >= 0.1) send_accept(s);
         return;
     }
     std::optional<PrivateToken> token;
     if (secure_) {
-        // Only the token's holder knows its client-to-server key: a cookie (or token) copied off
-        // the wire opens nothing. Checked before the per-address and per-prefix limits, so only a
-        // holder of a fresh token (each opens one session) can spend them. Refused in silence: the
-        // sender has a cookie, so it saw the reasons a ConnectRequest gets, and a reply per
-        // datagram would be work a spray could ask for without limit.
-        const char* why = nullptr;
-        if (c->token_expire_s <= unix_now_s()) why = "connect token expired";
-        else if (!check_handshake_proof(c->client_to_server, cookie, r->client_salt(), {r->proof()->data(), r->proof()->size()}))
-            why = "connect token proof invalid";
-        else if (admission_.token_use(c->token_tag) == Admission::TokenUse::Used) why = "connect token already used";
-        if (why) {
-            ++stats_.tokens_refused;
-            spdlog::get("server")->debug("challenge response from {} refused: {}", key, why);
-            return;
-        }
-        token.emplace();
-        token->client_id = c->client_id;
-        token->client_to_server = c->client_to_server;
-        token->server_to_client = c->server_to_client;
-        token->mac = c->token_tag;
+        token = check_token_handshake(from, key, *c, cookie, *r);
+        if (!token) return;
+    } else if (!admitted(admission_.handshake(from.address(), now_s()))) {
+        return;
     }
-    if (!admitted(admission_.handshake(from.address(), now_s()))) return;
-    if (refuse_session(from, token) || !admitted(admission_.open_session(now_s()))) return;
+    if (refuse_session(from, token)) return;
+    // With tokens the per-address and per-prefix limits come after the checks that hold a token's
+    // holder to its own budget, so only a fresh token can spend them, once.
+    if (secure_ && !admitted(admission_.handshake(from.address(), now_s()))) return;
+    if (!admitted(admission_.open_session(now_s()))) return;
     auto s = std::make_unique<Session>();
     s->ep = from;
     s->key = key;

@@ -54,7 +54,7 @@ struct ServerConfig {
     // Sessions one IP address may hold; -1: a quarter of max_clients (at least 4), and no limit
     // for loopback (test bots).
     int max_sessions_per_address = -1;
-    uint64_t secret_seed = 0;  // cookie key seed (0: from the random device)
+    uint64_t secret_seed = 0;  // cookie key seed, for reproducible tests only (0: a random key)
     // Authentication (schema/PROTOCOL.md, "Connect tokens"). With a private key only clients
     // holding a valid, unexpired, unused token naming public_address get in, and every packet
     // after the handshake is sealed both ways. Without one the server runs in dev mode (nothing
@@ -159,6 +159,9 @@ private:
     void resolve_security();
     void on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p);
     void refuse_request(const asio::ip::udp::endpoint& from, const char* why, DisconnectCode code);
+    // A ChallengeResponse's token part: the proof, the token's own budget, expiry and single use.
+    std::optional<PrivateToken> check_token_handshake(const asio::ip::udp::endpoint& from, const std::string& key,
+                                                      const CookieContents& c, const Cookie& cookie, const wire::ChallengeResponse& r);
     void on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p);
     // The checks that need no decryption: nullptr when the token may be opened, else why (and code).
     const char* precheck_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, DisconnectCode& code) const;

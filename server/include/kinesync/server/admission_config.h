@@ -3,8 +3,8 @@
 // the ConnectRequest, answered statelessly (the token opened, a sealed cookie and an authenticated
 // Challenge sent back) from one budget shared by everyone, since its sender has proven nothing
 // and may be spoofing any address; and the ChallengeResponse, whose cookie proves that its sender
-// receives at its address, and only from then on limits apply per address and per network prefix
-// (IPv4 /24, IPv6 /64). Every rate is a token bucket (a rate per second and a burst). Loopback
+// receives at its address, and only from then on limits apply per token and then, for a handshake
+// that would open a session, per address and per network prefix (IPv4 /24, IPv6 /64). Every rate is a token bucket (a rate per second and a burst). Loopback
 // peers are exempt from the per-address and per-prefix limits unless
 // StreamServerConfig::limit_loopback.
 
@@ -18,8 +18,10 @@ struct AdmissionConfig {
     // evenly: nothing before the cookie is kept or limited per address or prefix, which a spoofer
     // could spend for others.
     double challenge_rate = 20000, challenge_burst = 2000;
-    // ChallengeResponses with a good cookie (the sender receives at its address) taken further
-    // per second, per address and per prefix.
+    // ChallengeResponses with a good cookie (the sender receives at its address) and, with tokens, a
+    // good proof, taken further per second: per token (so a token whose session is refused cannot
+    // spend the others' limits), then per address and per prefix.
+    double token_handshake_rate = 2, token_handshake_burst = 5;
     double handshake_rate = 10, handshake_burst = 20;
     double prefix_handshake_rate = 40, prefix_handshake_burst = 80;
     // Sessions one prefix may hold; -1: half of max_clients (at least 8). (Per address:

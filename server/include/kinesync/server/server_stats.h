@@ -31,12 +31,13 @@ const char* unsent_reason_name(size_t reason);  // "budget", "too_large", "no_pr
 // The admission limit a handshake datagram hit (kinesync/server/admission_config.h).
 enum class AdmissionLimit : uint8_t {
     ChallengeAll,      // ConnectRequests answered (each opens a token), everyone together
-    HandshakeAddress,  // ChallengeResponses (cookie good) from one address
-    HandshakePrefix,   // ChallengeResponses (cookie good) from one prefix
+    HandshakeToken,    // ChallengeResponses (cookie and proof good) for one token
+    HandshakeAddress,  // ChallengeResponses (cookie and proof good) from one address
+    HandshakePrefix,   // ChallengeResponses (cookie and proof good) from one prefix
     SessionOpen,       // sessions opened, everyone together
 };
-constexpr size_t kAdmissionLimits = 4;
-// "challenge_all", "handshake_address", "handshake_prefix", "session_open".
+constexpr size_t kAdmissionLimits = 5;
+// "challenge_all", "handshake_token", "handshake_address", "handshake_prefix", "session_open".
 const char* admission_limit_name(size_t limit);
 
 struct ServerStats {

@@ -66,7 +66,7 @@ struct StreamServerConfig {
     // (counted in recording_frames_dropped, logged, and marked in the file), never stalling the
     // stream or growing memory further.
     size_t record_queue_bytes = size_t(64) << 20;
-    uint64_t secret_seed = 0;    // cookie key seed; 0: from the random device
+    uint64_t secret_seed = 0;    // cookie key seed, for reproducible tests only; 0: a random key
     // Connect tokens (schema/PROTOCOL.md): the private key this server shares with the game's
     // backend, which issues tokens (net::issue_connect_token, kinesync-token). With it, only token
     // holders get in and every session packet is sealed (ChaCha20-Poly1305 AEAD). Without it the server is
