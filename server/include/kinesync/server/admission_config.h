@@ -13,10 +13,10 @@
 namespace ks {
 
 struct AdmissionConfig {
-    // ConnectRequests answered per second by all peers together (an answer opens a token: 2.3 us on
-    // the reference machine, so 20,000/s is 5 % of a core; kinesync-bench BM_AnsweredConnectRequest). A flood from anywhere lowers every sender's odds
-    // evenly: nothing before the cookie is kept or limited per address or prefix, which a spoofer
-    // could spend for others.
+    // ConnectRequests answered per second by all peers together. An answer opens a token: 2.4 us of
+    // CPU on the reference machine, so 20,000/s is 5 % of a core (kinesync-bench
+    // BM_AnsweredConnectRequest). A flood from anywhere lowers every sender's odds evenly: nothing
+    // before the cookie is kept or limited per address or prefix, which a spoofer could spend.
     double challenge_rate = 20000, challenge_burst = 2000;
     // ChallengeResponses with a good cookie (the sender receives at its address) and, with tokens, a
     // good proof, taken further per second: per token (so a token whose session is refused cannot
