@@ -138,6 +138,26 @@ std::vector<uint8_t> ViewCapture::planes() const {
     return out;
 }
 
+std::vector<uint8_t> ViewCapture::shown(size_t s, size_t frames) const {
+    std::vector<uint8_t> out;
+    if (s >= streams_.size()) return out;
+    frames = std::min(frames, frames_);
+    for (size_t c = 0; c < joints_.size(); ++c) {
+        Track tr = tracks_[s * joints_.size() + c];
+        fill_to(tr, c, frames_);
+        const size_t j = size_t(joints_[c]);
+        tr.present.resize(frames);
+        tr.root.resize(3 * frames);
+        tr.pos.resize(3 * j * frames);
+        tr.rot.resize(4 * j * frames);
+        append_raw(out, tr.present);
+        append_raw(out, tr.root);
+        append_raw(out, tr.pos);
+        append_raw(out, tr.rot);
+    }
+    return out;
+}
+
 std::string default_three_dir() {
     if (const char* e = std::getenv("KINESYNC_THREE_DIR"); e && *e) return e;
     return KS_THREE_DIR;

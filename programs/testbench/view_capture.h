@@ -48,6 +48,10 @@ public:
 
     // The planes of docs/VIEWER.md (delta-coded), before compression.
     std::vector<uint8_t> planes() const;
+    // What stream `s` showed in the first `frames` frames, every character (present flags and
+    // poses, quantized as in the planes; errors left out): two replays showed the same there
+    // exactly when these are equal.
+    std::vector<uint8_t> shown(size_t s, size_t frames) const;
 
 private:
     struct Track {  // one stream's view of one character, quantized, absolute values

@@ -57,7 +57,10 @@ uint32_t WorldStreamer::step() {
         const int64_t ahead_ticks = std::lround(ahead_s_ * hz);
         const double dt = 1.0 / hz;
         auto horizon = [&](size_t c) { return std::min<int64_t>(ahead_ticks, int64_t(now) - int64_t(epoch_tick_[c])); };
-        pool_.parallel_for(chars.size(), [&](size_t c) { chars[c].look_ahead(int(horizon(c)), dt, ahead_[c]); });
+        pool_.parallel_for(chars.size(), [&](size_t c) {
+            if (look_ahead_fn_) look_ahead_fn_(chars[c], int(horizon(c)), dt, now, ahead_[c]);
+            else chars[c].look_ahead(int(horizon(c)), dt, ahead_[c]);
+        });
         for (size_t c = 0; c < chars.size(); ++c)
             if (horizon(c) > 0)
                 server_.set_look_ahead(uint16_t(c), ahead_[c].pose(), float(double(horizon(c)) * dt), uint16_t(chars[c].switches()));

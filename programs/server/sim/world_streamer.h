@@ -4,6 +4,8 @@
 // every character's pose and teleports/resets. kinesync-server is this plus a clock.
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 
 #include "programs/server/sim/world.h"
 #include <kinesync/server/stream_server.h>
@@ -25,6 +27,11 @@ public:
     // second, moved by slew_horizon); `seconds` is the horizon without clients.
     void set_look_ahead(double seconds, int every_ticks, bool follow_clients = false);
     double look_ahead_s() const { return ahead_s_; }  // the horizon now
+    // What computes a character's look-ahead `ticks` ahead of tick `now` into `out`:
+    // Character::look_ahead unless set. Tests set a dishonest one (which steps a copy of the whole
+    // character, its decisions included) to show that their checks catch it.
+    using LookAheadFn = std::function<void(const Character& ch, int ticks, double tick_dt, uint32_t now, Character& out)>;
+    void set_look_ahead_function(LookAheadFn f) { look_ahead_fn_ = std::move(f); }
 
 private:
     World& world_;
@@ -35,6 +42,7 @@ private:
     bool follow_clients_ = false;
     std::vector<uint32_t> epoch_tick_;    // per character: the tick of its last teleport or reset
     std::vector<Character> ahead_;        // per character: scratch for its look-ahead
+    LookAheadFn look_ahead_fn_;
 };
 
 }  // namespace ks
