@@ -74,24 +74,26 @@ printf '\x80\x00\x00\x40\x00\x00\x20\x0c\x00\x02\x00\x00\x00\x00\x01\x03\x01\x00
 printf '\x80\x00\x00\x40\x00\x00\x20\x10\x00\x04\x00\x00\x00\x00\x02\x03\x01\x01\x04\x00\x54\x02\x00\x00' > build-fuzz/corpus-client/seed-part
 ./build-fuzz/kinesync-fuzz-client -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-client 2>&1 | tail -1
 
+# cross_build DIR TOOLCHAIN: a Release build with a cross toolchain, beside this Linux build.
+cross_build() {
+  mkdir -p "$1"
+  cmake -S . -B "$1" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$2" -DCMAKE_BUILD_TYPE=Release -DKS_HOST_BUILD_DIR="$PWD/build" > "$1/configure.log"
+  cmake --build "$1" -j "$jobs"
+}
+
 # Windows: the client-only build (mingw-w64), its tests under wine64, and the interop test against
 # this Linux build's server (docs/PLATFORMS.md).
 say "build (Windows x86-64, mingw-w64: client, kinesync.dll, client-side tests)"
 export WINEDEBUG=-all
-mkdir -p build-win64 build-arm64
 /usr/lib/wine/wine64 wineboot --init > /dev/null 2>&1 || true  # the prefix, once, before tests race for it
-cmake -S . -B build-win64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/mingw-w64-x86_64.cmake \
-  -DCMAKE_BUILD_TYPE=Release -DKS_HOST_BUILD_DIR="$PWD/build" > build-win64/configure.log
-cmake --build build-win64 -j "$jobs"
+cross_build build-win64 cmake/toolchains/mingw-w64-x86_64.cmake
 say "Windows tests under wine64"
 ctest --test-dir build-win64 --output-on-failure -j "$jobs"
 
 # ARM64: everything built for aarch64 and the whole suite under qemu-user, the cross-architecture
 # test (against this Linux build) among it: docs/PLATFORMS.md ("ARM64").
 say "build (ARM64, aarch64 g++)"
-cmake -S . -B build-arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
-  -DCMAKE_BUILD_TYPE=Release -DKS_HOST_BUILD_DIR="$PWD/build" > build-arm64/configure.log
-cmake --build build-arm64 -j "$jobs"
+cross_build build-arm64 cmake/toolchains/aarch64-linux-gnu.cmake
 say "ARM64 tests under qemu-user (the whole suite, the cross-architecture test among them)"
 ctest --test-dir build-arm64 --output-on-failure -j "$jobs"
 say "all checks passed"

@@ -354,7 +354,7 @@ std::optional<PrivateToken> Server::open_token(uint64_t expire_s, const flatbuff
 
 void Server::refuse_request(const asio::ip::udp::endpoint& from, const char* why, DisconnectCode code) {
     ++stats_.tokens_refused;
-    spdlog::get("server")->debug("connect request from {} refused: {}", endpoint_text(from), why);
+    spdlog::get("server")->debug("handshake from {} refused: {}", endpoint_text(from), why);
     send_raw(from, build_disconnect({0, 0, 0}, why, uint8_t(code)));
 }
 
@@ -456,7 +456,7 @@ bool Server::refuse_session(const asio::ip::udp::endpoint& from, const std::opti
     return false;
 }
 
-std::optional<PrivateToken> Server::check_token_handshake(const asio::ip::udp::endpoint& from, const std::string& key,
+std::optional<PrivateToken> Server::check_token_handshake(const asio::ip::udp::endpoint& from,
                                                           const CookieContents& c, const Cookie& cookie,
                                                           const wire::ChallengeResponse& r) {
     // Only the token's holder knows its client-to-server key: a cookie (or token) copied off the
@@ -468,14 +468,10 @@ std::optional<PrivateToken> Server::check_token_handshake(const asio::ip::udp::e
         return std::nullopt;
     }
     if (!admitted(admission_.token_handshake(c.token_tag, now_s()))) return std::nullopt;
-    const char* why = nullptr;
-    DisconnectCode code = DisconnectCode::TokenExpired;
-    if (c.token_expire_s <= unix_now_s()) why = "connect token expired";
-    else if (admission_.token_use(c.token_tag) == Admission::TokenUse::Used) why = "connect token already used", code = DisconnectCode::TokenUsed;
-    if (why) {
-        ++stats_.tokens_refused;
-        spdlog::get("server")->debug("challenge response from {} refused: {}", key, why);
-        send_raw(from, build_disconnect({0, 0, 0}, why, uint8_t(code)));
+    const bool expired = c.token_expire_s <= unix_now_s();
+    if (expired || admission_.token_use(c.token_tag) == Admission::TokenUse::Used) {
+        refuse_request(from, expired ? "connect token expired" : "connect token already used",
+                       expired ? DisconnectCode::TokenExpired : DisconnectCode::TokenUsed);
         return std::nullopt;
     }
     PrivateToken t;
@@ -509,7 +505,7 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     }
     std::optional<PrivateToken> token;
     if (secure_) {
-        token = check_token_handshake(from, key, *c, cookie, *r);
+        token = check_token_handshake(from, *c, cookie, *r);
         if (!token) return;
     } else if (!admitted(admission_.handshake(from.address(), now_s()))) {
         return;

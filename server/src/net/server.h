@@ -160,8 +160,8 @@ private:
     void on_connect_request(const asio::ip::udp::endpoint& from, const DecodedPacket& p);
     void refuse_request(const asio::ip::udp::endpoint& from, const char* why, DisconnectCode code);
     // A ChallengeResponse's token part: the proof, the token's own budget, expiry and single use.
-    std::optional<PrivateToken> check_token_handshake(const asio::ip::udp::endpoint& from, const std::string& key,
-                                                      const CookieContents& c, const Cookie& cookie, const wire::ChallengeResponse& r);
+    std::optional<PrivateToken> check_token_handshake(const asio::ip::udp::endpoint& from, const CookieContents& c,
+                                                      const Cookie& cookie, const wire::ChallengeResponse& r);
     void on_challenge_response(const asio::ip::udp::endpoint& from, const std::string& key, const DecodedPacket& p);
     // The checks that need no decryption: nullptr when the token may be opened, else why (and code).
     const char* precheck_token(uint64_t expire_s, const flatbuffers::Vector<uint8_t>* sealed, DisconnectCode& code) const;
