@@ -4,6 +4,7 @@
 // changes the future but not the look-ahead computed at t; the recording keeps what was computed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -165,6 +166,60 @@ TEST(LookAhead, NoLookAheadReachesBackAcrossATeleportOrReset) {
     }
     EXPECT_GT(ramped, 20);
     EXPECT_GT(full, 200);
+}
+
+// --decision-restart: after a clip switch the horizon starts again short and grows back a tick per
+// tick, so each plan's entries come due in order; without it (the control) it never shortens.
+TEST(LookAhead, AfterADecisionTheHorizonRestartsShortAndGrowsBackATickPerTick) {
+    const ClipLibrary lib = builtin_clip_library();
+    test::quiet_server_logger();
+    for (const double restart_s : {0.1, -1.0}) {
+        World world(lib, busy_world());
+        StreamServerConfig sc;
+        sc.network = false;
+        sc.record_path = ks::test::scratch_path("ahead-restart.ksrec");
+        StreamServer server(sc);
+        WorldStreamer streamer(world, server, 0);
+        const double horizon_s = 0.25;
+        streamer.set_look_ahead(horizon_s, 2);
+        streamer.set_decision_restart(restart_s);
+        while (world.tick() < 600) streamer.step();
+        server.close();
+        const RecordingReadResult rec = read_recording(sc.record_path);
+        std::remove(sc.record_path.c_str());
+        std::map<uint16_t, std::pair<uint16_t, uint32_t>> plan;  // character -> (plan, tick it began)
+        std::map<uint16_t, double> last_due;                       // character -> its plan's latest entry time
+        int restarted = 0;
+        for (const RecordedFrame& f : rec.frames)
+            for (const RecordedCharacter& c : f.characters) {
+                auto it = plan.find(c.id);
+                if (it == plan.end() || it->second.first != c.ahead_plan) {
+                    plan[c.id] = {c.ahead_plan, it == plan.end() ? 0 : f.tick};
+                    last_due.erase(c.id);
+                }
+                if (f.tick % 2 != 0 || c.ahead_s == 0.0f) continue;
+                const double since = double(f.tick - plan[c.id].second) / 60.0;
+                // The horizon also ramps from the first tick. A plan is recorded with the look-ahead
+                // (snapshot ticks), so a switch seen here may have come a tick earlier.
+                const double start = double(f.tick) / 60.0;
+                const double expected = std::min({horizon_s, start, restart_s < 0 ? horizon_s : restart_s + since});
+                const double late = restart_s < 0 ? 0.0 : std::min(horizon_s, expected + 1.0 / 60.0) - expected;
+                EXPECT_GE(double(c.ahead_s), expected - 1e-6) << "character " << c.id << " tick " << f.tick;
+                EXPECT_LE(double(c.ahead_s), expected + late + 1e-6) << "character " << c.id << " tick " << f.tick;
+                restarted += start > horizon_s && c.ahead_s < float(horizon_s) - 1e-4f;
+                const double due = double(f.tick) / 60.0 + double(c.ahead_s);
+                const auto before = last_due.find(c.id);
+                if (before != last_due.end()) {
+                    EXPECT_GT(due, before->second) << "character " << c.id << " tick " << f.tick;
+                }
+                last_due[c.id] = due;
+            }
+        if (restart_s < 0) {
+            EXPECT_EQ(restarted, 0);
+        } else {
+            EXPECT_GT(restarted, 40) << "4 characters switching every 0.6 to 1.2 s for 10 s";
+        }
+    }
 }
 
 TEST(LookAhead, TheServerLibraryRefusesABadLookAheadNamingIt) {

@@ -63,6 +63,12 @@ void add_motion_options(CLI::App& app, ServerOptions& o) {
                    "trips, 0.1 to 0.5 s; this is the horizon without them); 0: none")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 2.0));
+    app.add_option("--decision-restart", o.decision_restart_s,
+                   "after a character decides (a clip switch), restart its look-ahead horizon at S seconds and let it grow "
+                   "back a tick per tick: the new plan comes due sooner, at some cost in smoothness (docs/FIDELITY.md, "
+                   "\"Look-ahead\"); negative: off")
+        ->capture_default_str()
+        ->check(CLI::Range(-1.0, 2.0));
     app.add_option("--teleport-every", wc.controller.teleport_every_s, "teleport each character about every S seconds (0: never)")->capture_default_str();
     app.add_option("--reset-every", wc.controller.reset_every_s, "reset each character into another clip about every S seconds (0: never)")->capture_default_str();
     app.add_option("--seed", wc.seed, "seed for every random choice")->capture_default_str();

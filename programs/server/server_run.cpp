@@ -83,6 +83,7 @@ std::optional<int> ServerRun::open() {
     }
     streamer_ = std::make_unique<WorldStreamer>(*world_, *server_);
     streamer_->set_look_ahead(o_.look_ahead_s, std::max(1, int(std::lround(o_.wc.tick_hz / o_.sc.snapshot_hz))), !o_.no_network);
+    streamer_->set_decision_restart(o_.decision_restart_s);
     return std::nullopt;
 }
 

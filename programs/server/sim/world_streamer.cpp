@@ -29,7 +29,15 @@ void WorldStreamer::set_look_ahead(double seconds, int every_ticks, bool follow_
     follow_clients_ = follow_clients && seconds > 0.0;
     ahead_every_ = every_ticks;
     epoch_tick_.assign(world_.characters().size(), 0);
+    plan_tick_.assign(world_.characters().size(), 0);
+    plan_seen_.assign(world_.characters().size(), 0);
+    for (size_t c = 0; c < plan_seen_.size(); ++c) plan_seen_[c] = world_.characters()[c].switches();
     ahead_ = world_.characters();
+}
+
+void WorldStreamer::set_decision_restart(double seconds) {
+    if (!(seconds < 0.0 || seconds <= 2.0)) throw std::invalid_argument("decision restart of " + std::to_string(seconds) + " s: 0..2 s");
+    decision_restart_s_ = seconds;
 }
 
 uint32_t WorldStreamer::step() {
@@ -45,6 +53,10 @@ uint32_t WorldStreamer::step() {
             if (!epoch_tick_.empty()) epoch_tick_[c] = e.tick;
         }
         server_.set_pose(id, ch.pose());
+        if (!plan_seen_.empty() && plan_seen_[c] != ch.switches()) {
+            plan_seen_[c] = ch.switches();
+            plan_tick_[c] = now;
+        }
     }
     const double hz = double(world_.config().tick_hz);
     if (follow_clients_ && now % uint32_t(std::max(1.0, std::round(hz))) == 0) {
@@ -56,7 +68,11 @@ uint32_t WorldStreamer::step() {
         ahead_s_ = slew_horizon(ahead_s_, ahead_target_s_, hz / double(ahead_every_));
         const int64_t ahead_ticks = std::lround(ahead_s_ * hz);
         const double dt = 1.0 / hz;
-        auto horizon = [&](size_t c) { return std::min<int64_t>(ahead_ticks, int64_t(now) - int64_t(epoch_tick_[c])); };
+        const int64_t restart = decision_restart_s_ < 0.0 ? ahead_ticks : std::max<int64_t>(1, std::lround(decision_restart_s_ * hz));
+        auto horizon = [&](size_t c) {
+            const int64_t since_decision = restart + int64_t(now) - int64_t(plan_tick_[c]);
+            return std::min({ahead_ticks, int64_t(now) - int64_t(epoch_tick_[c]), since_decision});
+        };
         pool_.parallel_for(chars.size(), [&](size_t c) {
             if (look_ahead_fn_) look_ahead_fn_(chars[c], int(horizon(c)), dt, now, ahead_[c]);
             else chars[c].look_ahead(int(horizon(c)), dt, ahead_[c]);

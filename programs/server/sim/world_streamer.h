@@ -27,6 +27,11 @@ public:
     // second, moved by slew_horizon); `seconds` is the horizon without clients.
     void set_look_ahead(double seconds, int every_ticks, bool follow_clients = false);
     double look_ahead_s() const { return ahead_s_; }  // the horizon now
+    // After a clip switch (a decision the earlier look-aheads could not know), restart the horizon
+    // at `seconds` (at least a tick) and let it grow back a tick per tick, so the new plan's first
+    // entries come due sooner (docs/FIDELITY.md, "Look-ahead"). Negative: off (the default), the
+    // horizon stays whole and the first entry of the new plan is a horizon away.
+    void set_decision_restart(double seconds);
     // What computes a character's look-ahead `ticks` ahead of tick `now` into `out`:
     // Character::look_ahead unless set. Tests set a dishonest one (which steps a copy of the whole
     // character, its decisions included) to show that their checks catch it.
@@ -40,7 +45,10 @@ private:
     int ahead_every_ = 1;
     double ahead_s_ = 0.0, ahead_target_s_ = 0.0, ahead_fallback_s_ = 0.0;
     bool follow_clients_ = false;
+    double decision_restart_s_ = -1.0;
     std::vector<uint32_t> epoch_tick_;    // per character: the tick of its last teleport or reset
+    std::vector<uint32_t> plan_tick_;     // per character: the tick of its last clip switch
+    std::vector<int> plan_seen_;          // per character: its switches() then
     std::vector<Character> ahead_;        // per character: scratch for its look-ahead
     LookAheadFn look_ahead_fn_;
 };
