@@ -1,29 +1,49 @@
 #!/usr/bin/env bash
-# Regenerates docs/RESULTS.md: records the standard and the decisive session, replays both under
-# every profile and strategy, runs a set of benchmarks, and renders the JSON with
-# docs/render_results.py (with the machine and the commit it ran on). About 5 minutes.
+# Regenerates docs/RESULTS.md: records the standard and the decisive session (the decisive one also with
+# --decision-restart 0.1), and with VALIDATION=dir the standard session on clips never used to tune;
+# replays each under every profile and strategy, sweeps the broadband frontier of the standard
+# recordings (docs/frontier-*.svg), runs a set of benchmarks, and renders the JSON with
+# docs/render_results.py (with the machine and the commit it ran on). About 10 minutes.
 #   docs/generate_results.sh                 the build in build/, the clips in ../shared/mocap
-#   BUILD=dir CLIPS=dir docs/generate_results.sh
+#   BUILD=dir CLIPS=dir VALIDATION=dir docs/generate_results.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${BUILD:-build}"
 clips="${CLIPS:-../shared/mocap}"
+validation="${VALIDATION:-}"
 filter="${BENCH_FILTER:-^velocity_cost/|^chain/cubic_cached/velocities/|^BM_WorldTick|^BM_Reconstruct/|^BM_(En|De)codeDelta/|^Capacity/64/16}"
 for tool in kinesync-server kinesync-replay kinesync-bench; do
   [ -x "$build/$tool" ] || { echo "generate_results: $build/$tool is missing (cmake --build $build)"; exit 1; }
 done
 [ -d "$clips" ] || { echo "generate_results: no clips at $clips (the shared CMU clips; CLIPS=dir)"; exit 1; }
+[ -z "$validation" ] || [ -d "$validation" ] || { echo "generate_results: no validation clips at $validation"; exit 1; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-for decisions in standard decisive; do
-  echo "recording and replaying the $decisions session"
-  "$build/kinesync-server" --no-network --duration 60 --characters 4 --clips "$clips" --teleport-every 7 --reset-every 11 \
-    --seed 7 --decisions "$decisions" --record "$work/$decisions.ksrec" > /dev/null
-  "$build/kinesync-replay" "$work/$decisions.ksrec" --profile all --snapshot-hz 30 --strategy all --seed 1 --quiet \
-    --json "$work/$decisions.json" > /dev/null
-done
+record() {  # name clips decisions [server options...]
+  echo "recording and replaying $1"
+  "$build/kinesync-server" --no-network --duration 60 --characters 4 --clips "$2" --teleport-every 7 --reset-every 11 \
+    --seed 7 --decisions "$3" "${@:4}" --record "$work/$1.ksrec" > /dev/null
+  "$build/kinesync-replay" "$work/$1.ksrec" --profile all --snapshot-hz 30 --strategy all --seed 1 --quiet \
+    --json "$work/$1.json" > /dev/null
+}
+frontier() {  # name
+  echo "sweeping the frontier of $1"
+  "$build/kinesync-replay" "$work/$1.ksrec" --profile broadband --snapshot-hz 30 --strategy all --seed 1 --quiet \
+    --sweep "docs/frontier-$1.svg" > /dev/null
+}
+record standard "$clips" standard
+record decisive "$clips" decisive
+record decisive-restart "$clips" decisive --decision-restart 0.1
+frontier standard
+args=(--replay "standard=$work/standard.json" --replay "decisive=$work/decisive.json"
+      --brief "decisive-restart=$work/decisive-restart.json" --frontier "standard=frontier-standard.svg")
+if [ -n "$validation" ]; then
+  record validation "$validation" standard
+  frontier validation
+  args+=(--replay "validation=$work/validation.json" --frontier "validation=frontier-validation.svg"
+         --validation "$(ls "$validation"/*.bvh | xargs -n1 basename | tr '\n' ' ')([FIDELITY.md](FIDELITY.md), \"The validation set\").")
+fi
 echo "benchmarks: $filter"
 "$build/kinesync-bench" --benchmark_filter="$filter" --benchmark_format=json --benchmark_out="$work/bench.json" > /dev/null
-python3 docs/render_results.py --replay "standard=$work/standard.json" --replay "decisive=$work/decisive.json" \
-  --bench "$work/bench.json" --out docs/RESULTS.md
+python3 docs/render_results.py "${args[@]}" --bench "$work/bench.json" --out docs/RESULTS.md
 echo "wrote docs/RESULTS.md"

@@ -75,6 +75,46 @@ def replay_section(name, path):
     return out
 
 
+def load_runs(path):
+    with open(path) as f:
+        runs = json.load(f)
+    return [runs] if isinstance(runs, dict) else runs
+
+
+def summary_section(specs):
+    """The defaults side by side: per profile, each recording's velocity-only default (deadblend+sod) and
+    look-ahead default (deadblend+sod+ahead) against interp on the same recording."""
+    recs = [(name, load_runs(path)) for name, path in specs]
+    out = ['## The defaults on every recording', '',
+           'Per profile and recording: interp\'s present error, then for the velocity-only default (deadblend+sod) and '
+           'the look-ahead default (deadblend+sod+ahead): present error, interp\'s error over it ("x better"), '
+           'acceleration ratio, pops and pops over interp\'s. The validation recording uses clips never used to tune '
+           'anything (below).', '']
+    profiles = [run['profile']['name'] for run in recs[0][1]]
+    for prof in profiles:
+        out += ['### %s' % prof, '',
+                '| recording | interp err | sod err | x better | sod accel | sod pops | / interp | ahead err | x better '
+                '| ahead accel | ahead pops | / interp |', '|---|---|---|---|---|---|---|---|---|---|---|---|']
+        for name, runs in recs:
+            run = next((r for r in runs if r['profile']['name'] == prof), None)
+            if run is None:
+                continue
+            by = {r['strategy']: r for r in run['results']}
+            it = by.get('interp')
+            row = [name, fmt(it['present_err_cm']['mean']) if it else '-']
+            for s in ('deadblend+sod', 'deadblend+sod+ahead'):
+                r = by.get(s)
+                if r is None or it is None:
+                    row += ['-'] * 5
+                    continue
+                e = r['present_err_cm']['mean']
+                row += [fmt(e), fmt(it['present_err_cm']['mean'] / e) if e else '-', fmt(r['accel_rms_ratio']),
+                        str(r['pops']), fmt(r['pops'] / it['pops']) if it['pops'] else '-']
+            out.append('| ' + ' | '.join(row) + ' |')
+        out.append('')
+    return out
+
+
 def bench_section(path):
     with open(path) as f:
         doc = json.load(f)
@@ -98,6 +138,9 @@ def bench_section(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--replay', action='append', default=[], help='NAME=replay JSON')
+    ap.add_argument('--brief', action='append', default=[], help='NAME=replay JSON, in the summary only')
+    ap.add_argument('--validation', default='', help='where the validation clips came from (a sentence)')
+    ap.add_argument('--frontier', action='append', default=[], help='NAME=SVG file beside the page (broadband sweep)')
     ap.add_argument('--bench', help='kinesync-bench JSON')
     ap.add_argument('--out', required=True)
     a = ap.parse_args()
@@ -109,6 +152,18 @@ def main():
              '', 'Recordings: shared CMU clips, 60 s, 4 characters, a teleport about every 7 s and a reset about every 11 s '
              '(server seed 7); the decisive one changes clip and speed every 1 to 2 s per character. How each figure is '
              'measured: [FIDELITY.md](FIDELITY.md). Strategies: %s.' % STRATEGY_LEGEND, '']
+    lines += ['Validation: %s' % (a.validation or 'not run (VALIDATION=dir docs/generate_results.sh).'), '']
+    specs = [spec.split('=', 1) for spec in a.replay + a.brief]
+    lines += summary_section(specs)
+    if a.frontier:
+        lines += ['## The frontier', '',
+                  'Broadband, each strategy over a grid of its settings (`kinesync-replay R.ksrec --profile broadband '
+                  '--sweep F.svg`): present error against acceleration ratio, each strategy\'s Pareto front as a line, '
+                  'its default drawn large; the velocity-only (deadblend+sod) and look-ahead (+ahead) modes on each '
+                  'recording.', '']
+        for spec in a.frontier:
+            name, svg = spec.split('=', 1)
+            lines += ['%s:' % name.capitalize(), '', '![frontier, %s](%s)' % (name, svg), '']
     for spec in a.replay:
         name, path = spec.split('=', 1)
         lines += replay_section(name, path)
