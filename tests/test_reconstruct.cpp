@@ -512,6 +512,35 @@ TEST(Reconstruct, ANewerPlanVoidsWhatOlderPlansSaidOfTheTimeAfterIt) {
     EXPECT_NEAR(r.render(0.2, 1.0 / 60.0).pos[0].x, x, 1e-5f) << "void on arrival";
 }
 
+TEST(Reconstruct, ANewerPlanComingDueBeforeTheNewestEntryIsAbsorbedWithoutAStep) {
+    // Plan 0's entries reach 0.5 s; a decision at 0.2 s, sent with a shorter horizon (the demo
+    // server's --decision-restart), puts the root 30 cm away at 0.3 s, before plan 0's newest entry.
+    // deadblend+sod+ahead must take it as news: its offset absorbs the change, so the display's
+    // root moves by no more than its budget allows between frames (it jumped before that was so).
+    const Skeleton s = three_joints();
+    ReconstructConfig cfg;
+    cfg.strategy = Strategy::DeadBlendSodAhead;
+    const float dt = 1.0f / 60.0f;
+    CharacterReconstructor r(s, cfg);
+    Pose still(3);
+    for (int j = 0; j < 3; ++j) still.pos[size_t(j)] = s.offsets[size_t(j)];
+    for (int i = 0; i <= 15; ++i) r.add_snapshot(i / 30.0, still, 0, 0, i / 30.0 - 0.25);
+    std::vector<float> xs;
+    for (int f = 0; f <= 30; ++f) {
+        if (f == 15) {
+            Pose moved = still;
+            moved.pos[0].x += 0.3f;
+            r.add_snapshot(0.3, moved, 0, 1, 0.2);
+            r.add_snapshot(0.4, moved, 0, 1, 0.25);
+        }
+        xs.push_back(r.render(f * dt, dt).pos[0].x);
+    }
+    float worst = 0;
+    for (size_t i = 2; i < xs.size(); ++i) worst = std::max(worst, std::abs(xs[i] - 2 * xs[i - 1] + xs[i - 2]) / (dt * dt));
+    EXPECT_LE(worst, cfg.root_accel_max * 1.01f) << "m/s^2: the root's own budget";
+    EXPECT_GT(xs.back(), 0.15f) << "on its way to the new plan";
+}
+
 TEST(Reconstruct, AheadStrategiesShowANewEpochAsSoonAsItArrives) {
     // Look-ahead snapshots 0.25 s ahead of a root standing at x = 0 (epoch 0), computed every 1/30 s
     // up to 0.4 s. A teleport at 0.42 s to x = 20 (epoch 1): its first snapshot, computed at

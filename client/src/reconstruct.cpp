@@ -110,7 +110,7 @@ void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t e
     auto older = [](uint16_t a, uint16_t b) { return int16_t(uint16_t(a - b)) < 0; };
     for (const Snap& s : snaps_)
         if (older(epoch, s.epoch) && t >= s.from) return;
-    std::erase_if(snaps_, [&](const Snap& s) { return older(s.epoch, epoch) && s.t >= from; });
+    changes_ += std::erase_if(snaps_, [&](const Snap& s) { return older(s.epoch, epoch) && s.t >= from; });
     // Plans the same way, from the moment the newer one was computed: a decision there changed the
     // future the older look-aheads described.
     if (any_plan_ && older(plan, newest_plan_) && t > newest_plan_from_) return;
@@ -121,10 +121,11 @@ void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t e
     } else if (plan == newest_plan_) {
         newest_plan_from_ = std::min(newest_plan_from_, computed_at);
     }
-    std::erase_if(snaps_, [&](const Snap& s) { return older(s.plan, newest_plan_) && s.t > newest_plan_from_; });
+    changes_ += std::erase_if(snaps_, [&](const Snap& s) { return older(s.plan, newest_plan_) && s.t > newest_plan_from_; });
     auto it = std::lower_bound(snaps_.begin(), snaps_.end(), t, [](const Snap& s, double v) { return s.t < v; });
     if (it != snaps_.end() && it->t == t) return;  // a duplicate
     snaps_.insert(it, Snap{t, epoch, pose, plan, from});
+    ++changes_;
     // Keep about a second of history (the interpolating strategies look back 100 ms).
     while (snaps_.size() > 2 && snaps_.back().t - snaps_.front().t > 1.0) snaps_.pop_front();
 }
@@ -197,8 +198,11 @@ uint16_t CharacterReconstructor::interpolate(Pose& out, double when, bool hermit
 const Pose& CharacterReconstructor::render(double now, double dt) {
     if (snaps_.empty()) return out_;
     const Snap& newest = snaps_.back();
-    const bool fresh = newest.t > newest_seen_t_;
+    // New information: a newer snapshot, or with look-ahead any change to the entries (a newer
+    // plan's first entry may come due before the newest one it voids).
+    const bool fresh = uses_look_ahead(cfg_.strategy) ? changes_ != seen_changes_ : newest.t > newest_seen_t_;
     newest_seen_t_ = std::max(newest_seen_t_, newest.t);
+    seen_changes_ = changes_;
     const bool new_epoch = have_display_ && newest.epoch != shown_epoch_;
 
     switch (cfg_.strategy) {

@@ -68,6 +68,7 @@ private:
     bool blending_ = false;
     bool have_display_ = false;
     double newest_seen_t_ = -1e300;
+    uint64_t changes_ = 0, seen_changes_ = 0;  // entries added or dropped: so far, and at the last render
     bool any_plan_ = false;
     uint16_t newest_plan_ = 0;
     double newest_plan_from_ = -1e300;  // when the newest plan was first computed (as far as known)
