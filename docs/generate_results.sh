@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates docs/RESULTS.md: records the standard and the decisive session (the decisive one also with
-# --decision-restart 0.1), and with VALIDATION=dir the standard session on clips never used to tune;
+# Regenerates docs/RESULTS.md: records the standard and the decisive session (the decisive one also
+# without the horizon's restart after a decision, --decision-restart -1), and with VALIDATION=dir the standard session on clips never used to tune;
 # replays each under every profile and strategy, sweeps the broadband frontier of the standard
 # recordings (docs/frontier-*.svg), runs a set of benchmarks, and renders the JSON with
 # docs/render_results.py (with the machine and the commit it ran on). About 10 minutes.
@@ -33,10 +33,10 @@ frontier() {  # name
 }
 record standard "$clips" standard
 record decisive "$clips" decisive
-record decisive-restart "$clips" decisive --decision-restart 0.1
+record decisive-norestart "$clips" decisive --decision-restart -1
 frontier standard
 args=(--replay "standard=$work/standard.json" --replay "decisive=$work/decisive.json"
-      --brief "decisive-restart=$work/decisive-restart.json" --frontier "standard=frontier-standard.svg")
+      --brief "decisive-norestart=$work/decisive-norestart.json" --frontier "standard=frontier-standard.svg")
 if [ -n "$validation" ]; then
   record validation "$validation" standard
   frontier validation

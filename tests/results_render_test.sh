@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docs/render_results.py renders what the replay measured: a short recording replayed under two
 # profiles, rendered; every strategy of every profile has its row with the replay's own figures,
-# and the page names its commit and machine. usage: tests/results_render_test.sh BUILD_DIR WORK_DIR
+# the summary of the defaults has its row per profile, and the page names its commit and machine. usage: tests/results_render_test.sh BUILD_DIR WORK_DIR
 set -euo pipefail
 bin="${1:?usage: results_render_test.sh BUILD_DIR WORK_DIR}"
 work="${2:?usage: results_render_test.sh BUILD_DIR WORK_DIR}"
@@ -16,7 +16,22 @@ page = open(sys.argv[2]).read()
 problems = []
 if not re.search(r'Commit [0-9a-f]{7}', page) or 'machine:' not in page:
     problems.append('no commit or machine in the header')
-sections = page.split('\n### ')[1:]
+summary, _, recording = page.partition('\n## Test recording')
+sections = recording.split('\n### ')[1:]
+# The summary of the defaults: a row per profile for this recording, with the replay's figures.
+for run in runs:
+    by = {r['strategy']: r for r in run['results']}
+    part = summary.split('\n### %s\n' % run['profile']['name'])
+    row = next((l for l in part[1].split('\n') if l.startswith('| test |')), None) if len(part) == 2 else None
+    if row is None:
+        problems.append('summary %s: no row' % run['profile']['name'])
+        continue
+    cells = [c.strip() for c in row.strip('|').split('|')]
+    for col, strategy in ((2, 'deadblend+sod'), (7, 'deadblend+sod+ahead')):
+        want = by.get(strategy)
+        if want and abs(float(cells[col]) - want['present_err_cm']['mean']) > 0.006 * max(1, want['present_err_cm']['mean']):
+            problems.append('summary %s/%s: %s against %s' % (run['profile']['name'], strategy, cells[col],
+                                                            want['present_err_cm']['mean']))
 if len(sections) != len(runs):
     problems.append('%d profile sections for %d runs' % (len(sections), len(runs)))
 for run, sec in zip(runs, sections):

@@ -66,7 +66,7 @@ void add_motion_options(CLI::App& app, ServerOptions& o) {
     app.add_option("--decision-restart", o.decision_restart_s,
                    "after a character decides (a clip switch), restart its look-ahead horizon at S seconds and let it grow "
                    "back a tick per tick: the new plan comes due sooner, at some cost in smoothness (docs/FIDELITY.md, "
-                   "\"Look-ahead\"); negative: off")
+                   "\"Look-ahead\"); negative: off (the horizon stays whole)")
         ->capture_default_str()
         ->check(CLI::Range(-1.0, 2.0));
     app.add_option("--teleport-every", wc.controller.teleport_every_s, "teleport each character about every S seconds (0: never)")->capture_default_str();

@@ -68,8 +68,8 @@ struct ReconstructConfig {
     float root_accel_max = 150.0f;       // and a budget (m/s^2) of its own
     // deadblend+sod+ahead's correction frequency and budget (in place of correction_sod.f and
     // correction_accel_max): with look-ahead, corrections are rarer (a decision, look-ahead running
-    // out) and a gentler one keeps the display smooth (docs/FIDELITY.md, "Look-ahead").
-    float ahead_correction_f = 5.0f;
+    // out); a smaller budget keeps them smooth (docs/FIDELITY.md, "Look-ahead").
+    float ahead_correction_f = 12.0f;
     float ahead_correction_accel_max = 200.0f;
     float predict_halflife_s = 0.12f;    // velocity half-life of the extrapolated snapshot's joints
     float predict_root_halflife_s = 1.0f;  // and of its root: locomotion keeps most of its pace
