@@ -159,7 +159,7 @@ TEST(Sweep, LabelsNameTheSweptSettings) {
     EXPECT_EQ(variant_label(c), "blend 100 ms halflife 0.3 s");
     c = ReconstructConfig{};
     c.strategy = Strategy::DeadBlendSod;
-    EXPECT_EQ(variant_label(c), "f 10 zeta 0.9 accel 960 root 12/150 floor 0.25 predict 0.12/1");
+    EXPECT_EQ(variant_label(c), "f 10 zeta 1 accel 960 root 12/150 floor 0.25 predict 0.12/1");
     // Variants that differ in a swept field have different labels (within a strategy).
     for (size_t i = 0; i < v.size(); ++i)
         for (size_t j = i + 1; j < v.size(); ++j)

@@ -49,7 +49,7 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                             c.correction_min_ratio = floor;
                             add(c);
                         }
-                for (float zeta : {0.6f, 0.8f, 1.0f, 1.5f}) {
+                for (float zeta : {0.6f, 0.8f, 0.9f, 1.5f}) {
                     ReconstructConfig c = d;
                     c.correction_sod.zeta = zeta;
                     add(c);

@@ -61,7 +61,7 @@ struct ReconstructConfig {
                                          // undone when the next arrives, and lag)
     // deadblend+sod. A correction's offset decays as x'' + 2 zeta w x' + w^2 x = 0, w = 2 pi f (r,
     // the response to input changes, has nothing to act on: the offset's input is always zero).
-    SodParams correction_sod{10.0f, 0.9f, 0.0f};
+    SodParams correction_sod{10.0f, 1.0f, 0.0f};  // critically damped: the smoothest on the development clips within 1/4.5 of interp's error
     float correction_accel_max = 960.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
     float correction_min_ratio = 0.25f;  // w never drops below this fraction of 2 pi f (a slower offset drifts)
     float root_correction_f = 12.0f;     // Hz: the root translation's correction has a frequency
