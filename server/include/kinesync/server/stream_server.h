@@ -125,7 +125,9 @@ public:
     // "Look-ahead") and recorded beside the pose (RecordedCharacter::ahead). set_pose clears it.
     // `plan`: a number the game increments (wrapping) whenever it decides something its earlier
     // look-aheads could not know; clients then drop what they said of the time after this tick. The
-    // plan stays the character's until the next call (set_pose keeps it).
+    // plan stays the character's until the next call (set_pose keeps it). After a decision, pass a
+    // shorter `seconds` that grows back a tick per tick (the demo server restarts at 0.15 s): the
+    // new plan then comes due about when it arrives (docs/FIDELITY.md, "Look-ahead").
     // Throws ks::Error like set_pose, and InvalidArgument for seconds outside (0, 2].
     void set_look_ahead(uint16_t character, const Pose& pose, float seconds, uint16_t plan);
     // A discontinuity at this tick: the character jumped (teleport) or its animation restarted
