@@ -278,6 +278,7 @@ TEST(StreamApi, BadArgumentsAreRefusedWithTheirReason) {
     for (BadField b : {BadField{"reconstruct.ahead_correction_f", [](ReconstructConfig& r) { r.ahead_correction_f = 0.0f; }},
                        BadField{"reconstruct.ahead_correction_accel_max",
                                 [](ReconstructConfig& r) { r.ahead_correction_accel_max = std::nanf(""); }},
+                       BadField{"reconstruct.ahead_root_accel_max", [](ReconstructConfig& r) { r.ahead_root_accel_max = 0.0f; }},
                        BadField{"reconstruct.predict_root_halflife_s", [](ReconstructConfig& r) { r.predict_root_halflife_s = -1.0f; }}}) {
         StreamClientConfig bad;
         b.spoil(bad.reconstruct);

@@ -30,7 +30,7 @@ bool same_swept_fields(const ReconstructConfig& a, const ReconstructConfig& b) {
             return a.ahead_correction_f == b.ahead_correction_f && a.ahead_correction_accel_max == b.ahead_correction_accel_max &&
                    a.correction_sod.zeta == b.correction_sod.zeta && a.correction_min_ratio == b.correction_min_ratio &&
                    a.predict_halflife_s == b.predict_halflife_s && a.root_correction_f == b.root_correction_f &&
-                   a.root_accel_max == b.root_accel_max && a.predict_root_halflife_s == b.predict_root_halflife_s;
+                   a.ahead_root_accel_max == b.ahead_root_accel_max && a.predict_root_halflife_s == b.predict_root_halflife_s;
         default:
             return true;
     }

@@ -315,7 +315,7 @@ void CharacterReconstructor::limit_correction_frequencies() {
     for (size_t j = 0; j < n; ++j) omega_pos_[j] = omega_[j] = solve(cum_x_[j], cum_v_[j], a, w0);
     for (size_t j = 0; j < n; ++j)
         if (skeleton_.parents[j] < 0)
-            omega_pos_[j] = solve(m * length(offset_.pos[j]), m * length(offset_.vel[j]), cfg_.root_accel_max,
+            omega_pos_[j] = solve(m * length(offset_.pos[j]), m * length(offset_.vel[j]), ahead ? cfg_.ahead_root_accel_max : cfg_.root_accel_max,
                                   2.0f * kPi * cfg_.root_correction_f);
 }
 

@@ -134,7 +134,7 @@ void check_config(const StreamClientConfig& c) {
         {"reconstruct.correction_accel_max", r.correction_accel_max},       {"reconstruct.root_correction_f", r.root_correction_f},
         {"reconstruct.root_accel_max", r.root_accel_max},                   {"reconstruct.predict_halflife_s", r.predict_halflife_s},
         {"reconstruct.predict_root_halflife_s", r.predict_root_halflife_s}, {"reconstruct.ahead_correction_f", r.ahead_correction_f},
-        {"reconstruct.ahead_correction_accel_max", r.ahead_correction_accel_max}};
+        {"reconstruct.ahead_correction_accel_max", r.ahead_correction_accel_max}, {"reconstruct.ahead_root_accel_max", r.ahead_root_accel_max}};
     for (const auto& [field, v] : positive) check_field(v > 0 && std::isfinite(v), field, v, "finite and > 0");
     check_field(r.correction_sod.zeta >= 0 && std::isfinite(r.correction_sod.zeta), "reconstruct.correction_sod.zeta", r.correction_sod.zeta, "finite and >= 0");
     check_field(r.correction_min_ratio > 0 && r.correction_min_ratio <= 1, "reconstruct.correction_min_ratio", r.correction_min_ratio, "in (0, 1]");

@@ -79,6 +79,9 @@ inline void add_correction_options(CLI::App& app, ReconstructConfig& rc) {
     app.add_option("--ahead-correction-accel", rc.ahead_correction_accel_max,
                    "deadblend+sod+ahead: largest acceleration a correction may add, m/s^2")->capture_default_str()
         ->check(CLI::Range(0.1f, 1e6f));
+    app.add_option("--ahead-root-accel", rc.ahead_root_accel_max,
+                   "deadblend+sod+ahead: largest acceleration the root translation's correction may add, m/s^2")
+        ->capture_default_str()->check(CLI::Range(0.1f, 1e6f));
     app.add_option("--correction-floor", rc.correction_min_ratio,
                    "deadblend+sod: the budget never slows a correction below this fraction of f")
         ->capture_default_str()->check(CLI::Range(0.01f, 1.0f));

@@ -56,7 +56,7 @@ std::vector<ReconstructConfig> sweep_variants(const ReconstructConfig& base, con
                 }
                 for (float root : {50.0f, 100.0f, 200.0f, 400.0f, 1e5f}) {
                     ReconstructConfig c = d;
-                    c.root_accel_max = root;
+                    (s == Strategy::DeadBlendSodAhead ? c.ahead_root_accel_max : c.root_accel_max) = root;
                     add(c);
                 }
                 for (float root_f : {6.0f, 9.0f, 18.0f}) {
@@ -96,7 +96,9 @@ std::string variant_label(const ReconstructConfig& c) {
                           double(c.strategy == Strategy::DeadBlendSodAhead ? c.ahead_correction_f : c.correction_sod.f),
                           double(c.correction_sod.zeta),
                           double(c.strategy == Strategy::DeadBlendSodAhead ? c.ahead_correction_accel_max : c.correction_accel_max),
-                          double(c.root_correction_f), double(c.root_accel_max), double(c.correction_min_ratio),
+                          double(c.root_correction_f),
+                          double(c.strategy == Strategy::DeadBlendSodAhead ? c.ahead_root_accel_max : c.root_accel_max),
+                          double(c.correction_min_ratio),
                           double(c.predict_halflife_s), double(c.predict_root_halflife_s));
             break;
         default:

@@ -66,11 +66,12 @@ struct ReconstructConfig {
     float correction_min_ratio = 0.25f;  // w never drops below this fraction of 2 pi f (a slower offset drifts)
     float root_correction_f = 12.0f;     // Hz: the root translation's correction has a frequency
     float root_accel_max = 150.0f;       // and a budget (m/s^2) of its own
-    // deadblend+sod+ahead's correction frequency and budget (in place of correction_sod.f and
-    // correction_accel_max): with look-ahead, corrections are rarer (a decision, look-ahead running
+    // deadblend+sod+ahead's correction frequency and budgets (in place of correction_sod.f,
+    // correction_accel_max and root_accel_max): with look-ahead, corrections are rarer (a decision, look-ahead running
     // out); a smaller budget keeps them smooth (docs/FIDELITY.md, "Look-ahead").
     float ahead_correction_f = 12.0f;
     float ahead_correction_accel_max = 200.0f;
+    float ahead_root_accel_max = 60.0f;  // and the root translation's budget (in place of root_accel_max)
     float predict_halflife_s = 0.12f;    // velocity half-life of the extrapolated snapshot's joints
     float predict_root_halflife_s = 1.0f;  // and of its root: locomotion keeps most of its pace
 };
