@@ -29,7 +29,7 @@ record() {  # name clips decisions [server options...]
 frontier() {  # name
   echo "sweeping the frontier of $1"
   "$build/kinesync-replay" "$work/$1.ksrec" --profile broadband --snapshot-hz 30 --strategy all --seed 1 --quiet \
-    --sweep "docs/frontier-$1.svg" > /dev/null
+    --sweep "$work/frontier-$1.svg" > /dev/null
 }
 record standard "$clips" standard
 record decisive "$clips" decisive
@@ -46,4 +46,5 @@ fi
 echo "benchmarks: $filter"
 "$build/kinesync-bench" --benchmark_filter="$filter" --benchmark_format=json --benchmark_out="$work/bench.json" > /dev/null
 python3 docs/render_results.py "${args[@]}" --bench "$work/bench.json" --out docs/RESULTS.md
+cp "$work"/frontier-*.svg docs/  # after the page, which names the commit as it was
 echo "wrote docs/RESULTS.md"
