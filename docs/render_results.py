@@ -154,7 +154,8 @@ def main():
              'measured: [FIDELITY.md](FIDELITY.md). Strategies: %s.' % STRATEGY_LEGEND, '']
     lines += ['Validation: %s' % (a.validation or 'not run (VALIDATION=dir docs/generate_results.sh).'), '']
     specs = [spec.split('=', 1) for spec in a.replay + a.brief]
-    lines += summary_section(specs)
+    if specs:
+        lines += summary_section(specs)
     if a.frontier:
         lines += ['## The frontier', '',
                   'Broadband, each strategy over a grid of its settings (`kinesync-replay R.ksrec --profile broadband '

@@ -29,7 +29,9 @@ for run in runs:
     cells = [c.strip() for c in row.strip('|').split('|')]
     for col, strategy in ((2, 'deadblend+sod'), (7, 'deadblend+sod+ahead')):
         want = by.get(strategy)
-        if want and abs(float(cells[col]) - want['present_err_cm']['mean']) > 0.006 * max(1, want['present_err_cm']['mean']):
+        if want is None:
+            problems.append('summary %s: the replay has no %s' % (run['profile']['name'], strategy))
+        elif abs(float(cells[col]) - want['present_err_cm']['mean']) > 0.006 * max(1, want['present_err_cm']['mean']):
             problems.append('summary %s/%s: %s against %s' % (run['profile']['name'], strategy, cells[col],
                                                             want['present_err_cm']['mean']))
 if len(sections) != len(runs):

@@ -183,36 +183,38 @@ TEST(LookAhead, AfterADecisionTheHorizonRestartsShortAndGrowsBackATickPerTick) {
         const double horizon_s = 0.25;
         streamer.set_look_ahead(horizon_s, 2);
         streamer.set_decision_restart(restart_s);
-        while (world.tick() < 600) streamer.step();
+        // The tick of each character's last clip switch, read from the world after every step.
+        std::map<std::pair<uint16_t, uint32_t>, uint32_t> switch_tick;  // (character, tick) -> tick of its last switch
+        std::map<uint16_t, std::pair<int, uint32_t>> last;               // character -> (switches, tick of the last)
+        while (world.tick() < 600) {
+            const uint32_t tick = streamer.step();
+            for (size_t c = 0; c < world.characters().size(); ++c) {
+                const int n = world.characters()[c].switches();
+                auto it = last.find(uint16_t(c));
+                if (it == last.end()) it = last.emplace(uint16_t(c), std::make_pair(n, 0u)).first;
+                if (it->second.first != n) it->second = {n, tick};
+                switch_tick[{uint16_t(c), tick}] = it->second.second;
+            }
+        }
         server.close();
         const RecordingReadResult rec = read_recording(sc.record_path);
         std::remove(sc.record_path.c_str());
-        std::map<uint16_t, std::pair<uint16_t, uint32_t>> plan;  // character -> (plan, tick it began)
-        std::map<uint16_t, double> last_due;                       // character -> its plan's latest entry time
+        std::map<uint16_t, std::pair<uint16_t, double>> due;  // character -> (plan, its latest entry's time)
         int restarted = 0;
         for (const RecordedFrame& f : rec.frames)
             for (const RecordedCharacter& c : f.characters) {
-                auto it = plan.find(c.id);
-                if (it == plan.end() || it->second.first != c.ahead_plan) {
-                    plan[c.id] = {c.ahead_plan, it == plan.end() ? 0 : f.tick};
-                    last_due.erase(c.id);
-                }
                 if (f.tick % 2 != 0 || c.ahead_s == 0.0f) continue;
-                const double since = double(f.tick - plan[c.id].second) / 60.0;
-                // The horizon also ramps from the first tick. A plan is recorded with the look-ahead
-                // (snapshot ticks), so a switch seen here may have come a tick earlier.
-                const double start = double(f.tick) / 60.0;
+                const double since = double(f.tick - switch_tick.at({c.id, f.tick})) / 60.0;
+                const double start = double(f.tick) / 60.0;  // the horizon also ramps from the first tick
                 const double expected = std::min({horizon_s, start, restart_s < 0 ? horizon_s : restart_s + since});
-                const double late = restart_s < 0 ? 0.0 : std::min(horizon_s, expected + 1.0 / 60.0) - expected;
-                EXPECT_GE(double(c.ahead_s), expected - 1e-6) << "character " << c.id << " tick " << f.tick;
-                EXPECT_LE(double(c.ahead_s), expected + late + 1e-6) << "character " << c.id << " tick " << f.tick;
+                EXPECT_NEAR(double(c.ahead_s), expected, 1e-6) << "character " << c.id << " tick " << f.tick;
                 restarted += start > horizon_s && c.ahead_s < float(horizon_s) - 1e-4f;
-                const double due = double(f.tick) / 60.0 + double(c.ahead_s);
-                const auto before = last_due.find(c.id);
-                if (before != last_due.end()) {
-                    EXPECT_GT(due, before->second) << "character " << c.id << " tick " << f.tick;
+                const double t = start + double(c.ahead_s);
+                const auto before = due.find(c.id);
+                if (before != due.end() && before->second.first == c.ahead_plan) {
+                    EXPECT_GT(t, before->second.second) << "character " << c.id << " tick " << f.tick;
                 }
-                last_due[c.id] = due;
+                due[c.id] = {c.ahead_plan, t};
             }
         if (restart_s < 0) {
             EXPECT_EQ(restarted, 0);
@@ -220,6 +222,26 @@ TEST(LookAhead, AfterADecisionTheHorizonRestartsShortAndGrowsBackATickPerTick) {
             EXPECT_GT(restarted, 40) << "4 characters switching every 0.6 to 1.2 s for 10 s";
         }
     }
+}
+
+TEST(LookAhead, ADecisionRestartOverTwoSecondsOrNotANumberIsRefused) {
+    const ClipLibrary lib = builtin_clip_library();
+    test::quiet_server_logger();
+    World world(lib, busy_world());
+    StreamServerConfig sc;
+    sc.network = false;
+    StreamServer server(sc);
+    WorldStreamer streamer(world, server, 0);
+    for (const double bad : {2.5, std::nan("")}) {
+        try {
+            streamer.set_decision_restart(bad);
+            ADD_FAILURE() << bad << " accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("at most 2 s"), std::string::npos) << e.what();
+        }
+    }
+    streamer.set_decision_restart(-1.0);  // off
+    streamer.set_decision_restart(2.0);
 }
 
 TEST(LookAhead, TheServerLibraryRefusesABadLookAheadNamingIt) {

@@ -44,7 +44,7 @@ RecordingReadResult record(float teleport_every_s, const WorldStreamer::LookAhea
     StreamServer server(sc);
     WorldStreamer streamer(world, server, 0);
     streamer.set_look_ahead(double(kHorizonTicks) / 60.0, 2);
-    streamer.set_decision_restart(0.15);  // as kinesync-server does
+    streamer.set_decision_restart(WorldStreamer::kDecisionRestartS);  // as kinesync-server does
     if (look_ahead) streamer.set_look_ahead_function(look_ahead);
     while (world.tick() < kTicks) streamer.step();
     server.close();

@@ -544,6 +544,42 @@ TEST(Reconstruct, ANewerPlanComingDueBeforeTheNewestEntryIsAbsorbedWithoutAStep)
     EXPECT_GT(xs.back(), 0.15f) << "on its way to the new plan";
 }
 
+TEST(Reconstruct, TheLookAheadRootCorrectionKeepsItsOwnBudget) {
+    // A newer plan moves the root 10 cm and holds it there: the display's only acceleration is
+    // the correction's, which ahead_root_accel_max bounds (the floor set low enough not to bind).
+    // The control: with the velocity-only default's root budget (150 m/s^2) in its place, the
+    // correction is faster.
+    const Skeleton s = three_joints();
+    const float dt = 1.0f / 60.0f;
+    auto worst_root_accel = [&](float ahead_root_budget, float root_budget) {
+        ReconstructConfig cfg;
+        cfg.strategy = Strategy::DeadBlendSodAhead;
+        cfg.ahead_root_accel_max = ahead_root_budget;
+        cfg.root_accel_max = root_budget;
+        cfg.correction_min_ratio = 0.01f;
+        CharacterReconstructor r(s, cfg);
+        Pose still(3), moved(3);
+        for (int j = 0; j < 3; ++j) still.pos[size_t(j)] = moved.pos[size_t(j)] = s.offsets[size_t(j)];
+        moved.pos[0].x += 0.1f;
+        for (int i = 0; i <= 15; ++i) r.add_snapshot(i / 30.0, still, 0, 0, i / 30.0 - 0.25);
+        std::vector<float> xs;
+        for (int f = 0; f <= 60; ++f) {
+            if (f == 15)  // plan 1, computed at 0.2 s: the root already moved, from then on
+                for (int i = 6; i <= 18; ++i) r.add_snapshot(i / 30.0, moved, 0, 1, 0.2);
+            xs.push_back(r.render(f * dt, dt).pos[0].x);
+        }
+        float worst = 0;
+        for (size_t i = 2; i < xs.size(); ++i) worst = std::max(worst, std::abs(xs[i] - 2 * xs[i - 1] + xs[i - 2]) / (dt * dt));
+        EXPECT_GT(xs.back(), 0.09f) << "it reached the new plan";
+        return worst;
+    };
+    const float budget = ReconstructConfig{}.ahead_root_accel_max, other = ReconstructConfig{}.root_accel_max;
+    const float worst = worst_root_accel(budget, other);
+    EXPECT_LE(worst, budget * 1.02f) << "m/s^2";
+    EXPECT_EQ(worst_root_accel(budget, 10.0f), worst) << "the velocity-only root budget plays no part";
+    EXPECT_GT(worst_root_accel(other, other), 1.5f * worst) << "the control: a larger budget, a faster correction";
+}
+
 TEST(Reconstruct, AheadStrategiesShowANewEpochAsSoonAsItArrives) {
     // Look-ahead snapshots 0.25 s ahead of a root standing at x = 0 (epoch 0), computed every 1/30 s
     // up to 0.4 s. A teleport at 0.42 s to x = 20 (epoch 1): its first snapshot, computed at

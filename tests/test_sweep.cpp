@@ -120,6 +120,24 @@ TEST(Sweep, DeadblendSodSweepsEachOfItsFields) {
     EXPECT_TRUE(f && zeta && accel && ratio && predict && root_f && root_a);
 }
 
+// The look-ahead form sweeps its own frequency and budgets, never the velocity-only ones.
+TEST(Sweep, DeadblendSodAheadSweepsItsOwnFields) {
+    const ReconstructConfig base;
+    const std::vector<ReconstructConfig> v =
+        of_strategy(sweep_variants(base, {Strategy::DeadBlendSodAhead}), Strategy::DeadBlendSodAhead);
+    ASSERT_GT(v.size(), 10u);
+    bool f = false, accel = false, root_a = false;
+    for (const ReconstructConfig& c : v) {
+        f |= c.ahead_correction_f != base.ahead_correction_f;
+        accel |= c.ahead_correction_accel_max != base.ahead_correction_accel_max;
+        root_a |= c.ahead_root_accel_max != base.ahead_root_accel_max;
+        EXPECT_EQ(c.correction_sod.f, base.correction_sod.f) << variant_label(c);
+        EXPECT_EQ(c.correction_accel_max, base.correction_accel_max) << variant_label(c);
+        EXPECT_EQ(c.root_accel_max, base.root_accel_max) << variant_label(c);
+    }
+    EXPECT_TRUE(f && accel && root_a);
+}
+
 // The grid contains the default's own values (f 6, blend 50 ms...): it must not list them twice.
 TEST(Sweep, EveryVariantAfterTheDefaultDiffersFromIt) {
     const ReconstructConfig base;

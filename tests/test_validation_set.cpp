@@ -1,6 +1,7 @@
-// The defaults on clips never used to tune them (docs/FIDELITY.md, "The validation set"). The bounds
-// are the targets where they hold, and otherwise the measured figures with a margin, so a
-// change that makes the defaults worse on unseen motion fails; docs/RESULTS.md has the figures.
+// The defaults on clips never used to tune them (docs/FIDELITY.md, "The validation set"), recorded
+// as kinesync-server records (30 s here, 60 s in docs/RESULTS.md). The bounds are the targets where
+// they hold, and otherwise this test's measured figures with a margin, so a change that makes the
+// defaults worse on unseen motion fails.
 #include <gtest/gtest.h>
 
 #include "programs/server/sim/world_streamer.h"
@@ -31,6 +32,7 @@ RecordingReadResult record_validation(double seconds) {
         StreamServer server(sc);
         WorldStreamer streamer(world, server, 0);
         streamer.set_look_ahead(0.25, 2);
+        streamer.set_decision_restart(WorldStreamer::kDecisionRestartS);
         while (world.tick() < uint32_t(seconds * 60)) streamer.step();
         server.close();
     }
@@ -67,17 +69,22 @@ TEST(Validation, TheDefaultsHoldOnClipsNeverTunedOn) {
         EXPECT_EQ(ahead.teleport_smear_frames, 0);
         const bool broadband = std::string(profile) == "broadband";
         // Targets that hold: the velocity-only default within a quarter of interp's error at
-        // broadband; the look-ahead default within a tenth, with fewer pops than interp.
+        // broadband and within 3 times its pops at mobile; the look-ahead default within a tenth
+        // of interp's error, as smooth as the look-ahead targets ask (1.15), with fewer pops.
+        EXPECT_LE(ahead.present_err_cm.mean, interp.present_err_cm.mean / 10);
+        EXPECT_LE(ahead.accel_rms_ratio, 1.15);
+        EXPECT_LE(ahead.pops, interp.pops);
+        // Missed targets (error 1/4 of interp's at mobile, accel <= 1.3 broadband / 1.5 mobile,
+        // pops <= 3x interp's at broadband): this test's measured figures (30 s: 1/2.8, 1.76 and
+        // 2.06, 5.0x) with a margin, so they do not get worse unseen.
         if (broadband) {
             EXPECT_LE(sod.present_err_cm.mean, interp.present_err_cm.mean / 4);
-        } else {  // missed at mobile (about a third): the measured figure with a margin
+            EXPECT_LE(sod.accel_rms_ratio, 2.0);
+            EXPECT_LE(sod.pops, 6 * interp.pops);
+        } else {
             EXPECT_LE(sod.present_err_cm.mean, interp.present_err_cm.mean / 2.5);
+            EXPECT_LE(sod.accel_rms_ratio, 2.3);
+            EXPECT_LE(sod.pops, 3 * interp.pops);
         }
-        EXPECT_LE(ahead.present_err_cm.mean, interp.present_err_cm.mean / 10);
-        EXPECT_LE(ahead.pops, interp.pops);
-        // Missed targets (accel <= 1.3 broadband / 1.5 mobile, pops <= 3x interp's): the measured
-        // figures plus a margin, so they do not get worse unseen.
-        EXPECT_LE(sod.accel_rms_ratio, broadband ? 2.2 : 2.6);
-        EXPECT_LE(double(sod.pops), 7.0 * double(interp.pops) + 50.0);
     }
 }

@@ -280,8 +280,8 @@ void CharacterReconstructor::limit_correction_frequencies() {
     // w^2 x + 2 zeta w v, so choosing, for each joint, the w that keeps w^2 X + 2 zeta w V <= accel_max
     // for the largest X, V below it bounds the sum at every joint. The root's translation moves the
     // whole body and is what settles a teleport: it gets a frequency and a budget of its own
-    // (root_correction_f, root_accel_max), so a limb's large correction does not hold the body
-    // back; the two budgets add.
+    // (root_correction_f, root_accel_max or, with look-ahead, ahead_root_accel_max), so a limb's
+    // large correction does not hold the body back; the two budgets add.
     const bool ahead = cfg_.strategy == Strategy::DeadBlendSodAhead;
     const float w0 = 2.0f * kPi * (ahead ? cfg_.ahead_correction_f : cfg_.correction_sod.f);
     const float a = ahead ? cfg_.ahead_correction_accel_max : cfg_.correction_accel_max;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "programs/server/sim/world.h"
+#include "programs/server/sim/world_streamer.h"
 #include <kinesync/server/stream_server.h>
 
 namespace ks {
@@ -24,7 +25,7 @@ struct ServerOptions {
     bool no_network = false;
     int record_queue_mb = 64;
     double look_ahead_s = 0.25, drain_grace = 2.0;
-    double decision_restart_s = 0.15;  // --decision-restart (WorldStreamer::set_decision_restart)
+    double decision_restart_s = WorldStreamer::kDecisionRestartS;  // --decision-restart
     int port = 40000;  // an int, so 99999 or -1 is refused by the range check with its value named
     int http_port = 0;
     uint64_t recv_buffer = 0;

@@ -36,8 +36,29 @@ void WorldStreamer::set_look_ahead(double seconds, int every_ticks, bool follow_
 }
 
 void WorldStreamer::set_decision_restart(double seconds) {
-    if (!(seconds < 0.0 || seconds <= 2.0)) throw std::invalid_argument("decision restart of " + std::to_string(seconds) + " s: 0..2 s");
+    if (!(seconds <= 2.0))
+        throw std::invalid_argument("decision restart of " + std::to_string(seconds) + " s: at most 2 s (negative: off)");
     decision_restart_s_ = seconds;
+}
+
+void WorldStreamer::send_look_ahead(uint32_t now, double hz) {
+    ahead_s_ = slew_horizon(ahead_s_, ahead_target_s_, hz / double(ahead_every_));
+    const int64_t ahead_ticks = std::lround(ahead_s_ * hz);
+    const int64_t restart = decision_restart_s_ < 0.0 ? ahead_ticks : std::max<int64_t>(1, std::lround(decision_restart_s_ * hz));
+    std::vector<Character>& chars = world_.characters();
+    horizon_.resize(chars.size());
+    for (size_t c = 0; c < chars.size(); ++c) {
+        const int64_t since_decision = restart + int64_t(now) - int64_t(plan_tick_[c]);
+        horizon_[c] = int(std::min({ahead_ticks, int64_t(now) - int64_t(epoch_tick_[c]), since_decision}));
+    }
+    const double dt = 1.0 / hz;
+    pool_.parallel_for(chars.size(), [&](size_t c) {
+        if (look_ahead_fn_) look_ahead_fn_(chars[c], horizon_[c], dt, now, ahead_[c]);
+        else chars[c].look_ahead(horizon_[c], dt, ahead_[c]);
+    });
+    for (size_t c = 0; c < chars.size(); ++c)
+        if (horizon_[c] > 0)
+            server_.set_look_ahead(uint16_t(c), ahead_[c].pose(), float(double(horizon_[c]) * dt), uint16_t(chars[c].switches()));
 }
 
 uint32_t WorldStreamer::step() {
@@ -64,23 +85,7 @@ uint32_t WorldStreamer::step() {
         for (const net::ClientReport& r : server_.stats().clients) rtts.push_back(r.rtt_ms);
         ahead_target_s_ = horizon_for_clients(rtts, hz / double(ahead_every_), ahead_fallback_s_);
     }
-    if (ahead_s_ > 0.0 && now % uint32_t(ahead_every_) == 0) {
-        ahead_s_ = slew_horizon(ahead_s_, ahead_target_s_, hz / double(ahead_every_));
-        const int64_t ahead_ticks = std::lround(ahead_s_ * hz);
-        const double dt = 1.0 / hz;
-        const int64_t restart = decision_restart_s_ < 0.0 ? ahead_ticks : std::max<int64_t>(1, std::lround(decision_restart_s_ * hz));
-        auto horizon = [&](size_t c) {
-            const int64_t since_decision = restart + int64_t(now) - int64_t(plan_tick_[c]);
-            return std::min({ahead_ticks, int64_t(now) - int64_t(epoch_tick_[c]), since_decision});
-        };
-        pool_.parallel_for(chars.size(), [&](size_t c) {
-            if (look_ahead_fn_) look_ahead_fn_(chars[c], int(horizon(c)), dt, now, ahead_[c]);
-            else chars[c].look_ahead(int(horizon(c)), dt, ahead_[c]);
-        });
-        for (size_t c = 0; c < chars.size(); ++c)
-            if (horizon(c) > 0)
-                server_.set_look_ahead(uint16_t(c), ahead_[c].pose(), float(double(horizon(c)) * dt), uint16_t(chars[c].switches()));
-    }
+    if (ahead_s_ > 0.0 && now % uint32_t(ahead_every_) == 0) send_look_ahead(now, hz);
     const uint32_t tick = server_.end_tick();
     if (tick != world_.tick()) throw std::logic_error("WorldStreamer: the server's tick is not the world's");
     return tick;

@@ -28,9 +28,11 @@ public:
     void set_look_ahead(double seconds, int every_ticks, bool follow_clients = false);
     double look_ahead_s() const { return ahead_s_; }  // the horizon now
     // After a clip switch (a decision the earlier look-aheads could not know), restart the horizon
-    // at `seconds` (at least a tick) and let it grow back a tick per tick, so the new plan's first
-    // entries come due sooner (docs/FIDELITY.md, "Look-ahead"). Negative: off (the default), the
-    // horizon stays whole and the first entry of the new plan is a horizon away.
+    // at `seconds` (at least a tick, at most 2 s) and let it grow back a tick per tick, so the new
+    // plan's first entries come due sooner (docs/FIDELITY.md, "Look-ahead"). Negative: off (the
+    // default here; kinesync-server uses kDecisionRestartS), the horizon stays whole and the first
+    // entry of the new plan is a horizon away.
+    static constexpr double kDecisionRestartS = 0.15;
     void set_decision_restart(double seconds);
     // What computes a character's look-ahead `ticks` ahead of tick `now` into `out`:
     // Character::look_ahead unless set. Tests set a dishonest one (which steps a copy of the whole
@@ -50,7 +52,10 @@ private:
     std::vector<uint32_t> plan_tick_;     // per character: the tick of its last clip switch
     std::vector<int> plan_seen_;          // per character: its switches() then
     std::vector<Character> ahead_;        // per character: scratch for its look-ahead
+    std::vector<int> horizon_;            // per character: this snapshot's horizon, ticks
     LookAheadFn look_ahead_fn_;
+
+    void send_look_ahead(uint32_t now, double hz);  // each character's look-ahead to the server
 };
 
 }  // namespace ks

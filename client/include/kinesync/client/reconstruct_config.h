@@ -61,17 +61,19 @@ struct ReconstructConfig {
                                          // undone when the next arrives, and lag)
     // deadblend+sod. A correction's offset decays as x'' + 2 zeta w x' + w^2 x = 0, w = 2 pi f (r,
     // the response to input changes, has nothing to act on: the offset's input is always zero).
-    SodParams correction_sod{10.0f, 1.0f, 0.0f};  // critically damped: the smoothest on the development clips within 1/4.5 of interp's error
+    // Critically damped: the smoothest on the development clips within 1/4.5 of interp's error.
+    SodParams correction_sod{10.0f, 1.0f, 0.0f};
     float correction_accel_max = 960.0f;  // m/s^2 a correction may add at a joint (see limit_correction_frequencies)
     float correction_min_ratio = 0.25f;  // w never drops below this fraction of 2 pi f (a slower offset drifts)
     float root_correction_f = 12.0f;     // Hz: the root translation's correction has a frequency
     float root_accel_max = 150.0f;       // and a budget (m/s^2) of its own
-    // deadblend+sod+ahead's correction frequency and budgets (in place of correction_sod.f,
-    // correction_accel_max and root_accel_max): with look-ahead, corrections are rarer (a decision, look-ahead running
-    // out); a smaller budget keeps them smooth (docs/FIDELITY.md, "Look-ahead").
+    // deadblend+sod+ahead's correction frequency and budgets, in place of correction_sod.f,
+    // correction_accel_max and root_accel_max: with look-ahead, corrections are rarer (a decision,
+    // look-ahead running out) and a smaller root budget keeps them smooth (docs/FIDELITY.md,
+    // "Look-ahead").
     float ahead_correction_f = 12.0f;
     float ahead_correction_accel_max = 200.0f;
-    float ahead_root_accel_max = 60.0f;  // and the root translation's budget (in place of root_accel_max)
+    float ahead_root_accel_max = 60.0f;
     float predict_halflife_s = 0.12f;    // velocity half-life of the extrapolated snapshot's joints
     float predict_root_halflife_s = 1.0f;  // and of its root: locomotion keeps most of its pace
 };
