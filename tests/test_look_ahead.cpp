@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string>
 
 #include <chrono>
 #include <thread>
@@ -55,6 +56,14 @@ Skeleton two_joints() {
     s.parents = {-1, 0};
     s.offsets = {{0, 0, 0}, {0, 1, 0}};
     return s;
+}
+
+// A server without a network, recording to a scratch file of this name.
+StreamServerConfig recording_server(const std::string& name) {
+    StreamServerConfig sc;
+    sc.network = false;
+    sc.record_path = ks::test::scratch_path(name);
+    return sc;
 }
 
 }  // namespace
@@ -137,9 +146,7 @@ TEST(LookAhead, NoLookAheadReachesBackAcrossATeleportOrReset) {
     wc.controller.teleport_every_s = 1.0f;
     wc.controller.reset_every_s = 1.5f;
     World world(lib, wc);
-    StreamServerConfig sc;
-    sc.network = false;
-    sc.record_path = ks::test::scratch_path("ahead-epochs.ksrec");
+    const StreamServerConfig sc = recording_server("ahead-epochs.ksrec");
     StreamServer server(sc);
     WorldStreamer streamer(world, server, 0);
     const double horizon_s = 0.25;
@@ -175,9 +182,7 @@ TEST(LookAhead, AfterADecisionTheHorizonRestartsShortAndGrowsBackATickPerTick) {
     test::quiet_server_logger();
     for (const double restart_s : {0.1, -1.0}) {
         World world(lib, busy_world());
-        StreamServerConfig sc;
-        sc.network = false;
-        sc.record_path = ks::test::scratch_path("ahead-restart.ksrec");
+        const StreamServerConfig sc = recording_server("ahead-restart.ksrec");
         StreamServer server(sc);
         WorldStreamer streamer(world, server, 0);
         const double horizon_s = 0.25;
