@@ -2,7 +2,9 @@
 // 4 snapshots old), and the figures: bits per joint (benchmarks named ..._abs / ..._delta, counter
 // bits_per_joint) and bytes per second per character at 20/30/60 Hz snapshots (100 ms round trip,
 // 1 % loss, IP/UDP and envelope headers included), on the shared walk and dance clips (built-in
-// walk when ../shared/mocap is absent).
+// walk when ../shared/mocap is absent). BM_ClientFrame: what a client pays per character per render
+// frame: decoding (a 30 Hz snapshot every other 60 Hz frame) and the default strategy's render, for
+// the walk (31 joints), the game rig (250) and the stress rig (1,000).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include <kinesync/offline/game_rig.h>
 #include <kinesync/offline/looping.h>
 #include <kinesync/offline/bvh.h>
+#include "client/src/reconstruct.h"
 #include "programs/bench/bench_smoke.h"
 #include "tests/support/codec_sim.h"
 
@@ -24,13 +27,13 @@ const Clip& bench_clip(const std::string& name) {
     auto it = cache.find(name);
     if (it != cache.end()) return it->second;
     const std::string dir = std::getenv("KS_MOCAP_DIR") ? std::getenv("KS_MOCAP_DIR") : KS_DEFAULT_MOCAP_DIR;
-    const bool rig = name == "stress";
+    const bool rig = name == "stress" || name == "game";
     const std::string file = dir + "/" + (name == "walk" || rig ? "cmu_02_01_walk.bvh" : "cmu_05_20_dance_leaps.bvh");
     Clip c;
     if (rig) {
         LoopOptions lo;
         lo.root = RootMode::Fix;
-        c = make_loop(make_stress_rig(bench_clip("walk")), lo);
+        c = make_loop(name == "game" ? make_game_rig(bench_clip("walk")) : make_stress_rig(bench_clip("walk")), lo);
     } else if (std::filesystem::exists(file)) {
         BvhOptions bo;
         bo.skip_frames = 1;
@@ -102,6 +105,42 @@ void BM_DecodeDelta(benchmark::State& state, std::string clip) {
     per_joint_counters(state, c.joints());
 }
 
+// One render frame of one character on a client: every other frame a snapshot arrives (decoded,
+// dequantized, handed to the reconstructor 80 ms late), and every frame the default strategy renders.
+void BM_ClientFrame(benchmark::State& state, std::string clip) {
+    const Clip& c = bench_clip(clip);
+    const States& s = states_for(c);
+    const std::vector<JointRange> parts = plan_parts(size_t(c.joints()));
+    std::vector<std::vector<std::vector<uint8_t>>> coded;  // per state, per part
+    for (size_t i = 8; i < s.q.size(); ++i) {
+        CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
+        coded.emplace_back();
+        for (const JointRange& r : parts) encode_character(coded.back().emplace_back(), s.q[i], &b, s.prec, r);
+    }
+    CharacterReconstructor shown(c.skeleton, ReconstructConfig{}, c.metres_per_unit);
+    QCharacter q;
+    Pose pose(c.joints());
+    size_t k = 0;
+    int64_t frame = 0;
+    for (auto _ : state) {
+        const double now = double(frame) / 60.0;
+        if (frame++ % 2 == 0) {
+            const size_t i = k + 8;
+            CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
+            for (size_t p = 0; p < parts.size(); ++p)
+                if (!decode_character(coded[k][p], q, &b, s.prec, parts[p])) {
+                    state.SkipWithError("a coded snapshot did not decode");
+                    return;
+                }
+            dequantize_character(pose, q, c.skeleton, s.prec);
+            shown.add_snapshot(now - 0.08, pose, 0);
+            if (++k == coded.size()) k = 0;
+        }
+        benchmark::DoNotOptimize(shown.render(now, 1.0 / 60.0).pos.data());
+    }
+    per_joint_counters(state, c.joints());
+}
+
 // Figures from a 20 s simulated session; the timed loop quantizes one pose (the per-tick cost
 // the server pays once per character).
 void BM_Figures(benchmark::State& state, std::string clip, bool delta, float hz) {
@@ -124,6 +163,9 @@ BENCHMARK_CAPTURE(BM_DecodeDelta, walk, std::string("walk"));
 BENCHMARK_CAPTURE(BM_DecodeDelta, dance, std::string("dance"));
 BENCHMARK_CAPTURE(BM_EncodeDelta, stress_rig_1000, std::string("stress"));
 BENCHMARK_CAPTURE(BM_DecodeDelta, stress_rig_1000, std::string("stress"));
+BENCHMARK_CAPTURE(BM_ClientFrame, walk_31, std::string("walk"));
+BENCHMARK_CAPTURE(BM_ClientFrame, game_rig_250, std::string("game"));
+BENCHMARK_CAPTURE(BM_ClientFrame, stress_rig_1000, std::string("stress"));
 BENCHMARK_CAPTURE(BM_Figures, codec_abs_walk_30hz, std::string("walk"), false, 30.0f)->Iterations(bench_smoke() ? 1 : 1000);
 BENCHMARK_CAPTURE(BM_Figures, codec_abs_dance_30hz, std::string("dance"), false, 30.0f)->Iterations(bench_smoke() ? 1 : 1000);
 BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_20hz, std::string("walk"), true, 20.0f)->Iterations(bench_smoke() ? 1 : 1000);
