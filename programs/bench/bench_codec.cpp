@@ -61,6 +61,18 @@ const States& states_for(const Clip& c) {
     return cache.emplace(&c, std::move(s)).first->second;
 }
 
+// Each state from the 9th on, coded per part against the states 4 and 8 before it (as the server
+// sends it): per state, per part.
+std::vector<std::vector<std::vector<uint8_t>>> coded_deltas(const States& s, const std::vector<JointRange>& parts) {
+    std::vector<std::vector<std::vector<uint8_t>>> coded;
+    for (size_t i = 8; i < s.q.size(); ++i) {
+        CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
+        coded.emplace_back();
+        for (const JointRange& r : parts) encode_character(coded.back().emplace_back(), s.q[i], &b, s.prec, r);
+    }
+    return coded;
+}
+
 // Joints, and the time per joint (seconds_per_joint: linear in joints when it stays put).
 void per_joint_counters(benchmark::State& state, int joints) {
     state.counters["joints"] = joints;
@@ -88,12 +100,7 @@ void BM_DecodeDelta(benchmark::State& state, std::string clip) {
     const Clip& c = bench_clip(clip);
     const States& s = states_for(c);
     const std::vector<JointRange> parts = plan_parts(size_t(c.joints()));
-    std::vector<std::vector<std::vector<uint8_t>>> coded;  // per state, per part
-    for (size_t i = 8; i < s.q.size(); ++i) {
-        CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
-        coded.emplace_back();
-        for (const JointRange& r : parts) encode_character(coded.back().emplace_back(), s.q[i], &b, s.prec, r);
-    }
+    const std::vector<std::vector<std::vector<uint8_t>>> coded = coded_deltas(s, parts);
     QCharacter out;
     size_t k = 0;
     for (auto _ : state) {
@@ -111,12 +118,7 @@ void BM_ClientFrame(benchmark::State& state, std::string clip) {
     const Clip& c = bench_clip(clip);
     const States& s = states_for(c);
     const std::vector<JointRange> parts = plan_parts(size_t(c.joints()));
-    std::vector<std::vector<std::vector<uint8_t>>> coded;  // per state, per part
-    for (size_t i = 8; i < s.q.size(); ++i) {
-        CharacterBaseline b{&s.q[i - 4], 4.0 / 30.0, &s.q[i - 8], 4.0 / 30.0};
-        coded.emplace_back();
-        for (const JointRange& r : parts) encode_character(coded.back().emplace_back(), s.q[i], &b, s.prec, r);
-    }
+    const std::vector<std::vector<std::vector<uint8_t>>> coded = coded_deltas(s, parts);
     CharacterReconstructor shown(c.skeleton, ReconstructConfig{}, c.metres_per_unit);
     QCharacter q;
     Pose pose(c.joints());
