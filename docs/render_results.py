@@ -43,11 +43,14 @@ def fmt(v, digits=3):
     return '%.*g' % (digits, v)
 
 
-def replay_section(name, path):
+def load_runs(path):
     with open(path) as f:
         runs = json.load(f)
-    if isinstance(runs, dict):
-        runs = [runs]
+    return [runs] if isinstance(runs, dict) else runs
+
+
+def replay_section(name, path):
+    runs = load_runs(path)
     out = ['## %s recording' % name.capitalize(), '']
     first = runs[0]
     out.append('`%s`: snapshots %s Hz, render %s Hz, network seed %s. Per strategy: present error (cm: mean, p99), '
@@ -73,12 +76,6 @@ def replay_section(name, path):
             fmt(b.get('mean')), fmt(b.get('max'))))
         out.append('')
     return out
-
-
-def load_runs(path):
-    with open(path) as f:
-        runs = json.load(f)
-    return [runs] if isinstance(runs, dict) else runs
 
 
 def summary_section(specs):

@@ -285,6 +285,7 @@ void CharacterReconstructor::limit_correction_frequencies() {
     const bool ahead = cfg_.strategy == Strategy::DeadBlendSodAhead;
     const float w0 = 2.0f * kPi * (ahead ? cfg_.ahead_correction_f : cfg_.correction_sod.f);
     const float a = ahead ? cfg_.ahead_correction_accel_max : cfg_.correction_accel_max;
+    const float root_a = ahead ? cfg_.ahead_root_accel_max : cfg_.root_accel_max;
     const float zeta = std::max(cfg_.correction_sod.zeta, 0.1f), m = metres_per_unit_;
     const size_t n = offset_.pos.size();
     auto solve = [&](float x, float v, float budget, float w0) {
@@ -315,8 +316,7 @@ void CharacterReconstructor::limit_correction_frequencies() {
     for (size_t j = 0; j < n; ++j) omega_pos_[j] = omega_[j] = solve(cum_x_[j], cum_v_[j], a, w0);
     for (size_t j = 0; j < n; ++j)
         if (skeleton_.parents[j] < 0)
-            omega_pos_[j] = solve(m * length(offset_.pos[j]), m * length(offset_.vel[j]), ahead ? cfg_.ahead_root_accel_max : cfg_.root_accel_max,
-                                  2.0f * kPi * cfg_.root_correction_f);
+            omega_pos_[j] = solve(m * length(offset_.pos[j]), m * length(offset_.vel[j]), root_a, 2.0f * kPi * cfg_.root_correction_f);
 }
 
 void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt) {
