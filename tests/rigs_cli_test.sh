@@ -46,6 +46,7 @@ joints = int(sys.argv[2])
 print(r)
 assert r["characters_shown"] == 2, r
 assert r["joints_shown"] == 2 * joints, r
+assert r["characters_arriving"] == 0, r
 assert r["entries_refused"] == 0, r
 assert r["snapshots_received"] > 30, r
 PY

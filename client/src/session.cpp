@@ -346,7 +346,9 @@ void ClientSession::on_skeleton_defs(const DecodedPacket& p) {
         }
     if (m->characters())
         for (const wire::CharacterInfo* c : *m->characters()) {
-            character_skeleton_[c->character_id()] = c->skeleton_id();
+            auto [it, added] = character_skeleton_.try_emplace(c->character_id(), c->skeleton_id());
+            if (!added && it->second != c->skeleton_id()) parts_seen_.erase(c->character_id());
+            it->second = c->skeleton_id();
             character_names_[c->character_id()] = c->name() ? c->name()->str() : std::string();
         }
 }
@@ -361,6 +363,7 @@ void ClientSession::on_events(const DecodedPacket& p) {
             if (e->kind() == wire::EventKind::Removed) {
                 poses_.forget(e->character_id());
                 character_skeleton_.erase(e->character_id());
+                parts_seen_.erase(e->character_id());
                 character_names_.erase(e->character_id());
             }
         }
@@ -447,6 +450,7 @@ bool ClientSession::on_snapshot(const DecodedPacket::SnapshotView& m, double now
     poses_.begin_datagram(m.tick, m.part, m.part_count);
     for (const DecodedCharacter& d : out) {
         received_states_.push_back({d.id, m.tick, d.state, d.full, d.joints});
+        parts_seen_[d.id].insert(d.joints.first);
         const int sk = skeleton_of(d.id);
         poses_.add(d.id, m.tick, *d.state, d.joints, skeletons_.at(uint16_t(sk)).skeleton, precisions_.at(uint16_t(sk)));
     }
@@ -490,6 +494,23 @@ std::string ClientSession::character_name(uint16_t character) const {
 std::vector<uint16_t> ClientSession::characters() const {
     std::vector<uint16_t> out;
     for (const auto& [c, s] : character_skeleton_) out.push_back(c);
+    return out;
+}
+
+std::vector<ClientSession::Arriving> ClientSession::arriving() const {
+    std::vector<Arriving> out;
+    for (const auto& [c, s] : character_skeleton_) {
+        const auto sk = skeletons_.find(s);
+        const auto seen = parts_seen_.find(c);
+        Arriving a{c, sk != skeletons_.end(), 0, 1};
+        if (a.skeleton) {
+            const uint32_t joints = uint32_t(sk->second.skeleton.size());
+            a.parts = part_count(joints);
+            // The decoder accepts only planned parts, so each first joint seen is one part.
+            if (seen != parts_seen_.end()) a.parts_received = std::min<uint32_t>(uint32_t(seen->second.size()), a.parts);
+        }
+        if (!a.skeleton || a.parts_received < a.parts) out.push_back(a);
+    }
     return out;
 }
 

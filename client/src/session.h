@@ -123,6 +123,15 @@ public:
     const SkeletonPrecision* precision(uint16_t skeleton) const;
     std::vector<uint16_t> characters() const;
     std::string character_name(uint16_t character) const;
+    // Characters announced but not yet shown whole: the skeleton has not arrived, or some of the
+    // character's parts (snapshot_codec.h) have not been decoded in any snapshot yet.
+    struct Arriving {
+        uint16_t character;
+        bool skeleton;            // its skeleton has arrived
+        uint32_t parts_received;  // distinct parts decoded at least once
+        uint32_t parts;
+    };
+    std::vector<Arriving> arriving() const;
     // Round trip (ms, smoothed), and the server clock estimate: server_time_us ~ offset + local us.
     double rtt_ms() const { return rtt_ms_; }
     // Estimated server tick at local time now_s (fractional), from pongs and snapshot ticks.
@@ -175,6 +184,7 @@ private:
     std::map<uint16_t, SkeletonPrecision> precisions_;
     std::map<uint16_t, uint16_t> character_skeleton_;
     std::map<uint16_t, std::string> character_names_;
+    std::map<uint16_t, std::set<uint32_t>> parts_seen_;  // per character: first joints of the parts decoded once
     std::set<uint32_t> reliable_seen_;
     std::vector<uint32_t> reliable_to_ack_;
     SnapshotDecoder decoder_;

@@ -407,6 +407,13 @@ const char* StreamClient::state_name() const {
     return impl_->session.state_name();
 }
 
+std::vector<ArrivingCharacter> StreamClient::arriving() const {
+    std::lock_guard<std::mutex> lock(impl_->m);
+    std::vector<ArrivingCharacter> out;
+    for (const ClientSession::Arriving& a : impl_->session.arriving()) out.push_back({a.character, a.skeleton, a.parts_received, a.parts});
+    return out;
+}
+
 StreamClientStats StreamClient::stats() const {
     std::lock_guard<std::mutex> lock(impl_->m);
     StreamClientStats s;

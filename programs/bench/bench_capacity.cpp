@@ -3,13 +3,17 @@
 // what the server's thread does in a tick (world step, the frame, publish: quantization, every
 // client's snapshot, resends); the clients' work is not. Counters: tick_p50_ms, tick_p99_ms and
 // missed_ticks (ticks that took longer than the 16.7 ms a 60 Hz tick has), over 5 s of ticks after
-// a 1 s warm-up (handshakes).
+// a 1 s warm-up (handshakes); kbytes_per_client_per_s (wire bytes sent to each client, IPv4 and UDP
+// headers included); all_shown_max_s, the tick the slowest client first showed every character
+// whole, in seconds from the start (-1: some client never did; clients_not_showing_all says how
+// many).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <spdlog/spdlog.h>
 
@@ -22,16 +26,30 @@ using namespace ks;
 namespace {
 
 // The 31-joint CMU skeleton's shared clips (walk, run, jumps, leaps), or null without ../shared.
+std::unique_ptr<ClipLibrary> load_mocap(const std::string& rig) {
+    const std::string dir = std::getenv("KS_MOCAP_DIR") ? std::getenv("KS_MOCAP_DIR") : KS_DEFAULT_MOCAP_DIR;
+    std::vector<std::string> files;
+    for (const char* f : {"cmu_02_01_walk.bvh", "cmu_35_24_run_jog.bvh", "cmu_01_01_jumps_turn_around.bvh", "cmu_05_20_dance_leaps.bvh"})
+        files.push_back(dir + "/" + f);
+    if (!std::filesystem::exists(files[0])) return nullptr;
+    ClipLoadOptions opts;
+    opts.rig = rig;
+    return std::make_unique<ClipLibrary>(load_clip_library(files, opts));
+}
+
 const ClipLibrary* mocap_library() {
-    static const std::unique_ptr<ClipLibrary> lib = []() -> std::unique_ptr<ClipLibrary> {
-        const std::string dir = std::getenv("KS_MOCAP_DIR") ? std::getenv("KS_MOCAP_DIR") : KS_DEFAULT_MOCAP_DIR;
-        std::vector<std::string> files;
-        for (const char* f : {"cmu_02_01_walk.bvh", "cmu_35_24_run_jog.bvh", "cmu_01_01_jumps_turn_around.bvh", "cmu_05_20_dance_leaps.bvh"})
-            files.push_back(dir + "/" + f);
-        if (!std::filesystem::exists(files[0])) return nullptr;
-        return std::make_unique<ClipLibrary>(load_clip_library(files));
-    }();
+    static const std::unique_ptr<ClipLibrary> lib = load_mocap("");
     return lib.get();
+}
+
+// The shared clips grown into a test rig (kinesync/offline/game_rig.h), or the built-in motion grown
+// into it without ../shared.
+const ClipLibrary& rig_library(const std::string& rig) {
+    static std::map<std::string, std::unique_ptr<ClipLibrary>> libs;
+    std::unique_ptr<ClipLibrary>& lib = libs[rig];
+    if (!lib) lib = load_mocap(rig);
+    if (!lib) lib = std::make_unique<ClipLibrary>(builtin_clip_library(rig));
+    return *lib;
 }
 
 void report(benchmark::State& state, const InProcessRig& rig, int clients, std::vector<double> tick_ms, double seconds) {
@@ -46,9 +64,13 @@ void report(benchmark::State& state, const InProcessRig& rig, int clients, std::
     uint64_t received = 0;
     for (const auto& s : rig.sessions()) received += s->stats().characters_decoded;
     state.counters["characters_per_client_per_s"] = double(received) / double(clients) / seconds;
+    size_t wire = 0;
+    for (int c = 0; c < clients; ++c)
+        for (const InProcessRig::Sent& s : rig.sent_to(c)) wire += s.wire_bytes;
+    state.counters["kbytes_per_client_per_s"] = double(wire) / double(clients) / seconds / 1000.0;
 }
 
-void run_capacity(benchmark::State& state, bool share, int workers = -1, const ClipLibrary* library = nullptr) {
+void run_capacity(benchmark::State& state, bool share, int workers = -1, const ClipLibrary* library = nullptr, int seconds = 5) {
     const int characters = int(state.range(0)), clients = int(state.range(1));
     if (!spdlog::get("server")) spdlog::register_logger(std::make_shared<spdlog::logger>("server"));  // silent
     static const ClipLibrary builtin = builtin_clip_library();
@@ -61,12 +83,25 @@ void run_capacity(benchmark::State& state, bool share, int workers = -1, const C
         rc.worker_threads = workers;
         InProcessRig rig(lib, rc);
         std::vector<double> tick_ms;
-        const int warmup = bench_smoke() ? 6 : 60, measured = bench_smoke() ? 6 : 300;
+        const int warmup = bench_smoke() ? 6 : 60, measured = bench_smoke() ? 6 : 60 * seconds;
+        std::vector<int> shown(size_t(clients), 0);  // the tick each client first showed every character
+        std::vector<int> skeletons(size_t(clients), 0);  // and first held every skeleton
         for (int n = 1; n <= warmup + measured; ++n) {
             const double ms = rig.tick(n);
             if (n > warmup) tick_ms.push_back(ms);
+            for (int c = 0; c < clients; ++c) {
+                if (skeletons[size_t(c)] == 0 && rig.sessions()[size_t(c)]->skeletons_ready()) skeletons[size_t(c)] = n;
+                if (shown[size_t(c)] == 0 && rig.sessions()[size_t(c)]->skeletons_ready() && rig.sessions()[size_t(c)]->arriving().empty())
+                    shown[size_t(c)] = n;
+            }
         }
         report(state, rig, clients, std::move(tick_ms), (warmup + measured) / 60.0);
+        // Time to first pose: the slowest client's, and how many never showed every character.
+        const int never = int(std::count(shown.begin(), shown.end(), 0));
+        state.counters["clients_not_showing_all"] = double(never);
+        state.counters["all_shown_max_s"] = never ? -1.0 : double(*std::max_element(shown.begin(), shown.end())) / 60.0;
+        const bool all_skeletons = std::count(skeletons.begin(), skeletons.end(), 0) == 0;
+        state.counters["skeletons_max_s"] = all_skeletons ? double(*std::max_element(skeletons.begin(), skeletons.end())) / 60.0 : -1.0;
     }
 }
 
@@ -84,7 +119,15 @@ void BM_CapacityMocap(benchmark::State& state) {
     else state.SkipWithError("shared mocap clips not found (KS_MOCAP_DIR)");
 }
 
+// Game-scale characters: the shared clips grown into the 250-joint game rig and the 1,000-joint
+// stress rig (issue targets: 64 game rigs and 16 stress rigs to 64 clients with no missed tick).
+// They run 20 s of ticks: long enough for every client to show every character (all_shown_max_s).
+void BM_CapacityGameRig(benchmark::State& state) { run_capacity(state, true, -1, &rig_library("game"), 20); }
+void BM_CapacityStressRig(benchmark::State& state) { run_capacity(state, true, -1, &rig_library("stress"), 20); }
+
 BENCHMARK(BM_Capacity)->Name("Capacity")->Args({64, 16})->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CapacityUnshared)->Name("CapacityUnshared")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CapacityOneCore)->Name("CapacityOneCore")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CapacityMocap)->Name("CapacityMocap31")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CapacityGameRig)->Name("CapacityGameRig250")->Args({64, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CapacityStressRig)->Name("CapacityStressRig1000")->Args({16, 64})->Iterations(1)->Unit(benchmark::kMillisecond);

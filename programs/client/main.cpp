@@ -109,7 +109,7 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
     uint64_t received = 0, lost = 0;
     double bps = 0, rtt = 0;
     int connected = 0;
-    size_t characters = 0, joints = 0;
+    size_t characters = 0, joints = 0, arriving = 0;
     uint64_t requests = 0, answered = 0, forged = 0;
     for (const auto& b : all) {
         const BotReport r = b->report(t);
@@ -123,14 +123,16 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
         connected += b->state() == ConnectionState::Connected;
         characters += r.characters_shown;
         joints += r.joints_shown;
+        arriving += r.characters_arriving;
     }
     // The handshake's figures say how hard it was to get in (a flood answers a share of requests).
     const std::string handshake = forged ? fmt::format("handshake {} sent, {} answered, {} forged refused", requests, answered, forged)
                                          : fmt::format("handshake {} sent, {} answered", requests, answered);
     std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost | %.1f kB/s per bot | rtt %.1f ms | %s | "
-                "shown %zu characters, %zu joints\n",
+                "shown %zu characters, %zu joints%s\n",
                 t, int(all.size()), connected, (unsigned long long)received, (unsigned long long)lost, bps / double(all.size()) / 1000.0,
-                rtt / double(all.size()), handshake.c_str(), characters, joints);
+                rtt / double(all.size()), handshake.c_str(), characters, joints,
+                arriving ? fmt::format(", {} still arriving", arriving).c_str() : "");
     std::fflush(stdout);
 }
 
@@ -155,11 +157,12 @@ bool write_report(const ClientOptions& o, const std::vector<std::unique_ptr<Bot>
                       "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
                       "\"time_sync_err_ms\": %.2f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, "
                       "\"entries_refused\": %llu, \"resyncs_sent\": %llu, \"characters_shown\": %zu, \"joints_shown\": %zu, "
+                      "\"characters_arriving\": %zu, "
                       "\"connect_requests\": %llu, \"challenges\": %llu, \"challenges_forged\": %llu, \"state\": \"%s\"}%s\n",
                       (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost, r.bytes_per_s, r.rtt_ms,
                       r.time_sync_err_ms, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects,
                       (unsigned long long)r.entries_refused, (unsigned long long)r.resyncs_sent, r.characters_shown, r.joints_shown,
-                      (unsigned long long)r.connect_requests, (unsigned long long)r.challenges, (unsigned long long)r.challenges_forged,
+                      r.characters_arriving, (unsigned long long)r.connect_requests, (unsigned long long)r.challenges, (unsigned long long)r.challenges_forged,
                       r.state.c_str(), i + 1 < all.size() ? "," : "");
         f << line;
     }

@@ -72,6 +72,7 @@ BotReport Bot::report(double now_s) const {
         ++r.characters_shown;
         for (const vec3& p : c->global.pos) r.joints_shown += std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
     }
+    r.characters_arriving = client_.arriving().size();
     r.state = client_.state_name();
     return r;
 }

@@ -33,6 +33,7 @@ struct BotReport {
     uint64_t reconnects = 0, malformed = 0;
     uint64_t entries_refused = 0, resyncs_sent = 0;  // snapshot entries refused alone, and full updates asked for
     size_t characters_shown = 0, joints_shown = 0;   // characters displayed now, and their joints (finite poses)
+    size_t characters_arriving = 0;                  // announced but not yet whole (StreamClient::arriving)
     // The handshakes, every attempt: ConnectRequests sent, Challenges taken, forged ones refused.
     uint64_t connect_requests = 0, challenges = 0, challenges_forged = 0;
     std::string state;

@@ -92,6 +92,16 @@ struct RemoteCharacter {
     Pose global;                   // every joint in the world (forward kinematics of local, with velocities)
 };
 
+// A character the server announced that the client cannot show whole yet: its skeleton has not
+// arrived, or some of its parts (characters of more than 96 joints travel in parts) have not
+// arrived in any snapshot yet. Joining a crowded server, these are what is still on the way.
+struct ArrivingCharacter {
+    uint16_t id = 0;
+    bool skeleton = false;        // its skeleton has arrived
+    uint32_t parts_received = 0;  // parts decoded at least once, of
+    uint32_t parts = 1;
+};
+
 struct StreamClientStats {
     ClientSessionStats session;
     double rtt_ms = 0;
@@ -142,6 +152,8 @@ public:
     // The server time (seconds) the last update() rendered at.
     double render_time() const { return render_time_; }
     StreamClientStats stats() const;
+    // Characters announced but not yet shown whole (empty once every character has arrived).
+    std::vector<ArrivingCharacter> arriving() const;
 
 private:
     struct Impl;
