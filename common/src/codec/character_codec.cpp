@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <span>
 
 #include "common/src/codec/det_math.h"
 #include "common/src/codec/range_coder.h"
@@ -102,11 +103,11 @@ struct Adapt {
     }
 };
 
-float p_all_zero(std::initializer_list<const LaplaceModel*> models, int each) {
+// The probability that every residual coded with these models is zero.
+double p_zero(std::span<const LaplaceModel> models) {
     double p = 1.0;
-    for (const LaplaceModel* m : models)
-        for (int k = 0; k < each; ++k) p *= double(m->p_zero) / kProbOne;
-    return float(p);
+    for (const LaplaceModel& m : models) p *= double(m.p_zero) / kProbOne;
+    return p;
 }
 
 uint32_t to_p0(double p) { return uint32_t(std::clamp<long>(std::lround(p * kProbOne), 64, long(kProbOne) - 64)); }
@@ -139,37 +140,62 @@ void code_full(IO& io, QCharacter& c, const SkeletonPrecision& prec, JointRange 
     }
 }
 
-// The Laplace scales a joint's residuals are coded with: from the baseline's angular and linear
-// accelerations (against the context snapshot), times each quantity's running adaptation.
+// A residual scale mixed on the Laplace table's log grid: in effect sigma = C x1^w1 x2^w2 x3^w3,
+// each feature's bucket weighted in integer 1/64ths (no logarithm and no rounding of ties: the
+// same on every machine, whatever the compiler fuses).
+struct GridMix {
+    int32_t c, w1, w2, w3;  // 1/64ths of a bucket
+};
+float grid_mix(const GridMix& m, float x1, float x2, float x3 = 1.0f) {
+    const int32_t i = m.c + m.w1 * laplace_bucket(x1) + m.w2 * laplace_bucket(x2) + m.w3 * laplace_bucket(x3);
+    return laplace_bucket_sigma((i + 32) >> 6);
+}
+// Fitted on the walk clip's residuals (log |residual| regressed on the logs of the features).
+constexpr GridMix kAngularMix{305, 19, 35, 0};   // acceleration, angular velocity
+constexpr GridMix kRotationMix{909, 10, 8, 20};  // acceleration, angular velocity, angular-velocity residual
+
+// The Laplace scales a joint's residuals are coded with, per component for the angular velocity
+// and the rotation (a knee turns about one axis: its residuals are wide on that one, narrow on the
+// others): from the baseline's angular velocity and its acceleration against the context, and for
+// the rotation the angular velocity's own residual; positions from the linear acceleration; each
+// times its quantity's running adaptation.
 struct DeltaScales {
-    float sw, sr, sv, sp;
-    LaplaceModel mw, mr, mp, mv;
+    float sw[3], sv, sp;
+    float acc[3], spd[3];  // |baseline angular acceleration| and |angular velocity| per component
+    LaplaceModel mw[3], mp, mv;
 };
 
 struct DeltaAdapt {
     Adapt aw, ar, ap, av;
 };
 
+float rotation_scale(const DeltaScales& d, int k, int32_t ang_residual, const JointPrecision& p, float dt) {
+    return grid_mix(kRotationMix, 0.3f + d.acc[k] * dt * dt / p.rot_step, 0.3f + d.spd[k] * dt / p.rot_step,
+                    0.3f + float(std::abs(int64_t(ang_residual))));
+}
+
 DeltaScales delta_scales(const CharacterBaseline& b, size_t j, const JointPrecision& p, vec3 wb, const DeltaAdapt& ad) {
     const QJoint& bq = b.state->joints[j];
     const float dt = float(b.age_s);
-    float acc = 0.0f;
-    if (b.context != nullptr && b.context_age_s > 0.0)
-        acc = det::length(wb - dequantize_angular(b.context->joints[j], p)) / float(b.context_age_s);
-    const bool have_ctx = b.context != nullptr;
+    const bool have_ctx = b.context != nullptr && b.context_age_s > 0.0;
+    const vec3 acc = have_ctx ? (wb - dequantize_angular(b.context->joints[j], p)) / float(b.context_age_s) : vec3{};
     DeltaScales d;
-    d.sw = (have_ctx ? 0.6f + 0.8f * acc * dt / p.ang_step : 4.0f) * ad.aw.factor;
-    d.sr = (have_ctx ? 0.6f + 0.3f * acc * dt * dt / (2.0f * p.rot_step) : 4.0f) * ad.ar.factor;
+    const float accs[3] = {acc.x, acc.y, acc.z}, ws[3] = {wb.x, wb.y, wb.z};
+    for (int k = 0; k < 3; ++k) {
+        d.acc[k] = std::fabs(accs[k]), d.spd[k] = std::fabs(ws[k]);
+        d.sw[k] = grid_mix(kAngularMix, 0.3f + d.acc[k] * dt / p.ang_step, 0.3f + d.spd[k] / p.ang_step) * ad.aw.factor;
+        d.mw[k] = laplace_model(d.sw[k]);
+    }
     // Positions: the same idea with the baseline's linear acceleration (root and animated joints).
     float lin_acc = 0.0f;
-    if (have_ctx && b.context_age_s > 0.0 && bq.moved && b.context->joints[j].moved) {
+    if (have_ctx && bq.moved && b.context->joints[j].moved) {
         const QJoint& cq = b.context->joints[j];
         lin_acc = det::length(vec3{float(bq.vel[0] - cq.vel[0]), float(bq.vel[1] - cq.vel[1]), float(bq.vel[2] - cq.vel[2])}) * p.vel_step /
                   float(b.context_age_s);
     }
     d.sv = (have_ctx ? 0.6f + 0.8f * lin_acc * dt / p.vel_step : 8.0f) * ad.av.factor;
     d.sp = (have_ctx ? 0.6f + 0.3f * lin_acc * dt * dt / p.pos_step : 8.0f) * ad.ap.factor;
-    d.mw = laplace_model(d.sw), d.mr = laplace_model(d.sr), d.mp = laplace_model(d.sp), d.mv = laplace_model(d.sv);
+    d.mp = laplace_model(d.sp), d.mv = laplace_model(d.sv);
     return d;
 }
 
@@ -222,7 +248,7 @@ void code_delta_flags(IO& io, QJoint& q, const QJoint& bq, size_t j) {
 // Rotation: trapezoidal integration of the baseline's and the current angular velocity.
 template <class IO>
 void code_delta_rotation(IO& io, QJoint& q, const QJoint& bq, const JointPrecision& p, vec3 wb, float dt, bool unchanged,
-                         const DeltaScales& d, double& sum_r) {
+                         const LaplaceModel (&mr)[3], double& sum_r) {
     const vec3 wc = dequantize_angular(q, p);
     const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wc, dt);
     const int lp = largest_component(pred);
@@ -238,7 +264,7 @@ void code_delta_rotation(IO& io, QJoint& q, const QJoint& bq, const JointPrecisi
     else q.largest = uint8_t(io.bypass(q.largest, 2));
     rotation_indices(pred, q.largest, p, idx);
     const int32_t max_index = int32_t((1u << p.rot_bits) - 1u);
-    for (int k = 0; k < 3; ++k) q.rot[k] = std::clamp(residual(io, q.rot[k], idx[k], d.mr, sum_r), 0, max_index);
+    for (int k = 0; k < 3; ++k) q.rot[k] = std::clamp(residual(io, q.rot[k], idx[k], mr[k], sum_r), 0, max_index);
 }
 
 // Positions: velocity, then position by the trapezoid; scales the same way.
@@ -284,7 +310,23 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
     // faces, fingers and correctives at rest cost a small fraction of a bit.
     const bool have_ctx = b.context != nullptr;
     const bool was_still = bq.ang[0] == 0 && bq.ang[1] == 0 && bq.ang[2] == 0 && (!have_ctx || b.context->joints[j] == bq);
-    const float pz = was_still ? kPStillStays : q.moved ? p_all_zero({&d.mw, &d.mr, &d.mp, &d.mv}, 3) : p_all_zero({&d.mw, &d.mr}, 3);
+    LaplaceModel mr[3];
+    float sr = 0.0f;  // mean rotation scale, before adaptation
+    auto rotation_models = [&] {
+        sr = 0.0f;
+        for (int k = 0; k < 3; ++k) {
+            const float s = rotation_scale(d, k, q.ang[k] - bq.ang[k], p, dt);
+            sr += s / 3.0f;
+            mr[k] = laplace_model(s * ad.ar.factor);
+        }
+    };
+    const int32_t saved_ang[3] = {q.ang[0], q.ang[1], q.ang[2]};
+    std::copy(std::begin(bq.ang), std::end(bq.ang), std::begin(q.ang));  // scales as if the angular velocity were as predicted
+    rotation_models();
+    std::copy(std::begin(saved_ang), std::end(saved_ang), std::begin(q.ang));
+    const LaplaceModel pv[6] = {d.mp, d.mp, d.mp, d.mv, d.mv, d.mv};
+    const double pz_rot = p_zero(d.mw) * p_zero(mr);
+    const float pz = was_still ? kPStillStays : float(q.moved ? pz_rot * p_zero(pv) : pz_rot);
     const bool unchanged = io.bit(predicted_exactly(q, base, p, prec, wb, dt) ? 0 : 1, to_p0(pz)) == 0;
     io.set_category(CodingCost::kAngular);
     double sum_w = 0, sum_r = 0, sum_p = 0, sum_v = 0;
@@ -293,13 +335,14 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
     if (unchanged) {
         std::copy(std::begin(bq.ang), std::end(bq.ang), std::begin(q.ang));
     } else {
-        for (int k = 0; k < 3; ++k) q.ang[k] = residual(io, q.ang[k], bq.ang[k], d.mw, sum_w);
+        for (int k = 0; k < 3; ++k) q.ang[k] = residual(io, q.ang[k], bq.ang[k], d.mw[k], sum_w);
+        rotation_models();
     }
-    code_delta_rotation(io, q, bq, p, wb, dt, unchanged, d, sum_r);
+    code_delta_rotation(io, q, bq, p, wb, dt, unchanged, mr, sum_r);
     code_delta_linear(io, q, base, p, prec, dt, unchanged, d, sum_p, sum_v);
     if (unchanged) return;
-    ad.aw.update(sum_w / 3.0, d.sw / ad.aw.factor);
-    ad.ar.update(sum_r / 3.0, d.sr / ad.ar.factor);
+    ad.aw.update(sum_w / 3.0, (d.sw[0] + d.sw[1] + d.sw[2]) / 3.0f / ad.aw.factor);
+    ad.ar.update(sum_r / 3.0, sr);
     if (q.moved || q.scaled) {
         ad.ap.update(sum_p / 3.0, d.sp / ad.ap.factor);
         ad.av.update(sum_v / 3.0, d.sv / ad.av.factor);

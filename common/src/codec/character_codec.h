@@ -4,12 +4,14 @@
 //
 // Delta coding predicts every grid index and codes the residuals with a range coder under a
 // Laplace model whose scale comes from what both ends already know:
-//  - angular velocity: predicted as the baseline's; residual scale from the baseline's angular
-//    acceleration (baseline vs its own reference state) times the baseline's age;
+//  - angular velocity: predicted as the baseline's; residual scale per component from the
+//    baseline's angular acceleration (baseline vs its own reference state) times the baseline's
+//    age and from the baseline's angular velocity;
 //  - rotation: predicted by integrating the mean of the baseline's and the (already decoded)
 //    current angular velocity over the age (trapezoidal rule), expressed in the current chart of
-//    the smallest-three code; residual scale from acceleration x age^2. The chart's largest
-//    component is predicted too (one cheap bit when it matches);
+//    the smallest-three code; residual scale per component from acceleration x age^2, angular
+//    velocity x age and the angular velocity's residual. The chart's largest component is
+//    predicted too (one cheap bit when it matches);
 //  - positions (root, animated joints): velocity first, then position by the same trapezoid;
 //  - a per-joint "unchanged" bit, with the probability the model gives all residuals being zero,
 //    makes still joints nearly free; the scales adapt within the payload to how wrong the

@@ -32,6 +32,7 @@ void RangeEncoder::encode_bit(uint32_t p0, int bit) {
     while (range_ < (1u << 24)) {
         range_ <<= 8;
         shift_low();
+        ++shifts_;
     }
 }
 
@@ -52,8 +53,10 @@ void RangeEncoder::finish() {
     }
     const size_t before_flush = out_.size();
     for (int i = 0; i < 5; ++i) shift_low();
-    // Only the flushed bytes may go: the decoder then substitutes at most 5 zeros.
-    while (out_.size() > before_flush && out_.back() == 0) out_.pop_back();
+    // Only the flushed bytes may go, and no more than the decoder may substitute: a carry can turn
+    // pending 0xFF bytes into zeros that come out with the flush.
+    const uint64_t reads = 4 + shifts_;
+    while (out_.size() > before_flush && out_.back() == 0 && uint64_t(out_.size() - start_) + kMaxImpliedBytes > reads) out_.pop_back();
 }
 
 RangeDecoder::RangeDecoder(std::span<const uint8_t> in) : in_(in) {
@@ -92,7 +95,7 @@ uint32_t RangeDecoder::decode_bypass(int nbits) {
 
 namespace {
 
-constexpr int kSigmaBuckets = 96;
+constexpr int kSigmaBuckets = kLaplaceBuckets;
 constexpr float kSigmaMin = 0.05f, kSigmaMax = 20000.0f;
 
 uint16_t to_prob(double p) { return uint16_t(std::clamp(std::lround(p * kProbOne), 1l, long(kProbOne) - 1)); }
@@ -131,12 +134,18 @@ constexpr int kUnaryLimit = 24;
 
 }  // namespace
 
-LaplaceModel laplace_model(float sigma) {
+int laplace_bucket(float sigma) {
     const float s = std::clamp(std::isfinite(sigma) ? sigma : kSigmaMax, kSigmaMin, kSigmaMax);
     const ModelTable& t = model_table();
     const int i = int(std::upper_bound(t.lower.begin(), t.lower.end(), s) - t.lower.begin()) - 1;
-    return t.models[size_t(std::clamp(i, 0, kSigmaBuckets - 1))];
+    return std::clamp(i, 0, kSigmaBuckets - 1);
 }
+
+float laplace_bucket_sigma(int bucket) {
+    return float(double(model_table().lower[size_t(std::clamp(bucket, 0, kSigmaBuckets - 1))]) * kSigmaRatioSqrt);
+}
+
+LaplaceModel laplace_model(float sigma) { return model_table().models[size_t(laplace_bucket(sigma))]; }
 
 void encode_exp_golomb(RangeEncoder& enc, uint32_t v, int k) {
     const uint64_t x = uint64_t(v) + (1ull << k);

@@ -20,7 +20,7 @@ constexpr size_t kMaxImpliedBytes = 5;
 
 class RangeEncoder {
 public:
-    explicit RangeEncoder(std::vector<uint8_t>& out) : out_(out) {}
+    explicit RangeEncoder(std::vector<uint8_t>& out) : out_(out), start_(out.size()) {}
     // Codes `bit` where p0 (1..kProbOne-1) is the probability, in 1/4096, that the bit is 0.
     void encode_bit(uint32_t p0, int bit);
     void encode_bypass(uint32_t value, int nbits);  // equiprobable bits, most significant first
@@ -30,6 +30,8 @@ public:
 private:
     void shift_low();
     std::vector<uint8_t>& out_;
+    size_t start_;        // where this stream's bytes begin in out_
+    uint64_t shifts_ = 0; // renormalisations: the decoder reads 4 bytes, then one per shift
     uint64_t low_ = 0;
     uint32_t range_ = 0xFFFFFFFFu;
     uint8_t cache_ = 0;
@@ -65,6 +67,11 @@ struct LaplaceModel {
     uint16_t p_stop;  // P(|q| == m | |q| >= m) in 1/4096
 };
 LaplaceModel laplace_model(float sigma);
+// The log grid the models sit on: sigma's bucket (0..kLaplaceBuckets - 1, about 0.19 octave
+// each), and a bucket's middle sigma. Scales mixed on this grid need no logarithm (no libm).
+constexpr int kLaplaceBuckets = 96;
+int laplace_bucket(float sigma);
+float laplace_bucket_sigma(int bucket);
 void encode_laplace(RangeEncoder& enc, int32_t q, const LaplaceModel& m);
 int32_t decode_laplace(RangeDecoder& dec, const LaplaceModel& m);
 

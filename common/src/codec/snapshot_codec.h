@@ -30,7 +30,7 @@
 
 namespace ks {
 
-constexpr uint8_t kSnapshotFormat = 4;  // 4: look-ahead entries; 3: characters in parts; 2: a 16-bit state check per character
+constexpr uint8_t kSnapshotFormat = 5;  // 5: per-component residual scales; 4: look-ahead entries; 3: characters in parts; 2: a 16-bit state check per character
 constexpr uint8_t kModeMask = 0x3, kModePart = 0x4, kModeAhead = 0x8;
 constexpr uint32_t kMaxAheadTicks = 2000;  // 2 s at 1000 Hz ticks
 
