@@ -160,9 +160,9 @@ constexpr GridMix kRotationMix{909, 10, 8, 20};  // acceleration, angular veloci
 // the rotation the angular velocity's own residual; positions from the linear acceleration; each
 // times its quantity's running adaptation.
 struct DeltaScales {
-    float sw[3], sv, sp;
+    float sw[3], sv[3], sp[3];
     float acc[3], spd[3];  // |baseline angular acceleration| and |angular velocity| per component
-    LaplaceModel mw[3], mp, mv;
+    LaplaceModel mw[3], mp[3], mv[3];
 };
 
 struct DeltaAdapt {
@@ -187,15 +187,16 @@ DeltaScales delta_scales(const CharacterBaseline& b, size_t j, const JointPrecis
         d.mw[k] = laplace_model(d.sw[k]);
     }
     // Positions: the same idea with the baseline's linear acceleration (root and animated joints).
-    float lin_acc = 0.0f;
+    float lin_acc[3] = {};
     if (have_ctx && bq.moved && b.context->joints[j].moved) {
         const QJoint& cq = b.context->joints[j];
-        lin_acc = det::length(vec3{float(bq.vel[0] - cq.vel[0]), float(bq.vel[1] - cq.vel[1]), float(bq.vel[2] - cq.vel[2])}) * p.vel_step /
-                  float(b.context_age_s);
+        for (int k = 0; k < 3; ++k) lin_acc[k] = std::fabs(float(bq.vel[k] - cq.vel[k])) * p.vel_step / float(b.context_age_s);
     }
-    d.sv = (have_ctx ? 0.6f + 0.8f * lin_acc * dt / p.vel_step : 8.0f) * ad.av.factor;
-    d.sp = (have_ctx ? 0.6f + 0.3f * lin_acc * dt * dt / p.pos_step : 8.0f) * ad.ap.factor;
-    d.mp = laplace_model(d.sp), d.mv = laplace_model(d.sv);
+    for (int k = 0; k < 3; ++k) {
+        d.sv[k] = (have_ctx ? 0.6f + 0.8f * lin_acc[k] * dt / p.vel_step : 8.0f) * ad.av.factor;
+        d.sp[k] = (have_ctx ? 0.6f + 0.3f * lin_acc[k] * dt * dt / p.pos_step : 8.0f) * ad.ap.factor;
+        d.mp[k] = laplace_model(d.sp[k]), d.mv[k] = laplace_model(d.sv[k]);
+    }
     return d;
 }
 
@@ -273,22 +274,22 @@ void code_delta_linear(IO& io, QJoint& q, const BaseValues& base, const JointPre
                        bool unchanged, const DeltaScales& d, double& sum_p, double& sum_v) {
     io.set_category(CodingCost::kPosition);
     if (q.moved) {
-        for (int k = 0; k < 3; ++k) q.vel[k] = unchanged ? base.vel(k) : residual(io, q.vel[k], base.vel(k), d.mv, sum_v);
+        for (int k = 0; k < 3; ++k) q.vel[k] = unchanged ? base.vel(k) : residual(io, q.vel[k], base.vel(k), d.mv[k], sum_v);
         for (int k = 0; k < 3; ++k) {
             const double drift = 0.5 * double(base.vel(k) + q.vel[k]) * p.vel_step / p.pos_step * dt;
             const int32_t pp = add_sat(base.pos(k), std::llround(unchanged ? double(base.vel(k)) * p.vel_step / p.pos_step * dt : drift));
-            q.pos[k] = unchanged ? pp : residual(io, q.pos[k], pp, d.mp, sum_p);
+            q.pos[k] = unchanged ? pp : residual(io, q.pos[k], pp, d.mp[k], sum_p);
         }
     } else {
         std::fill(std::begin(q.pos), std::end(q.pos), 0);
         std::fill(std::begin(q.vel), std::end(q.vel), 0);
     }
     if (q.scaled) {
-        for (int k = 0; k < 3; ++k) q.svl[k] = unchanged ? base.svl(k) : residual(io, q.svl[k], base.svl(k), d.mv, sum_v);
+        for (int k = 0; k < 3; ++k) q.svl[k] = unchanged ? base.svl(k) : residual(io, q.svl[k], base.svl(k), d.mv[k], sum_v);
         for (int k = 0; k < 3; ++k) {
             const double drift = 0.5 * double(base.svl(k) + q.svl[k]) * prec.svl_step / prec.log_scale_step * dt;
             const int32_t ps = add_sat(base.lscl(k), std::llround(drift));
-            q.lscl[k] = unchanged ? ps : residual(io, q.lscl[k], ps, d.mp, sum_p);
+            q.lscl[k] = unchanged ? ps : residual(io, q.lscl[k], ps, d.mp[k], sum_p);
         }
     } else {
         std::fill(std::begin(q.lscl), std::end(q.lscl), 0);
@@ -324,7 +325,7 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
     std::copy(std::begin(bq.ang), std::end(bq.ang), std::begin(q.ang));  // scales as if the angular velocity were as predicted
     rotation_models();
     std::copy(std::begin(saved_ang), std::end(saved_ang), std::begin(q.ang));
-    const LaplaceModel pv[6] = {d.mp, d.mp, d.mp, d.mv, d.mv, d.mv};
+    const LaplaceModel pv[6] = {d.mp[0], d.mp[1], d.mp[2], d.mv[0], d.mv[1], d.mv[2]};
     const double pz_rot = p_zero(d.mw) * p_zero(mr);
     const float pz = was_still ? kPStillStays : float(q.moved ? pz_rot * p_zero(pv) : pz_rot);
     const bool unchanged = io.bit(predicted_exactly(q, base, p, prec, wb, dt) ? 0 : 1, to_p0(pz)) == 0;
@@ -344,8 +345,8 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
     ad.aw.update(sum_w / 3.0, (d.sw[0] + d.sw[1] + d.sw[2]) / 3.0f / ad.aw.factor);
     ad.ar.update(sum_r / 3.0, sr);
     if (q.moved || q.scaled) {
-        ad.ap.update(sum_p / 3.0, d.sp / ad.ap.factor);
-        ad.av.update(sum_v / 3.0, d.sv / ad.av.factor);
+        ad.ap.update(sum_p / 3.0, (d.sp[0] + d.sp[1] + d.sp[2]) / 3.0f / ad.ap.factor);
+        ad.av.update(sum_v / 3.0, (d.sv[0] + d.sv[1] + d.sv[2]) / 3.0f / ad.av.factor);
     }
 }
 
