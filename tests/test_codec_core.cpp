@@ -87,6 +87,29 @@ TEST(RangeCoder, EveryStreamEndsWithinTheImpliedBytesTheDecoderAllows) {
     EXPECT_EQ(worst, kMaxImpliedBytes) << "the streams reach the limit";
 }
 
+// Probabilities at or past the ends (0, kProbOne and beyond) are coded as the nearest usable one
+// on both ends: the encoder never stalls (a zero range would renormalise forever) and the bits
+// round-trip.
+TEST(RangeCoder, ProbabilitiesAtTheEndsNeitherStallNorDesynchronise) {
+    const uint32_t probs[] = {0, kProbOne, kProbOne + 5, 1, kProbOne - 1};
+    std::vector<uint8_t> out;
+    std::vector<int> bits;
+    {
+        RangeEncoder enc(out);
+        for (int i = 0; i < 200; ++i)
+            for (uint32_t p : probs) {
+                bits.push_back((i + int(p)) % 3 == 0);
+                enc.encode_bit(p, bits.back());
+            }
+        enc.finish();
+    }
+    EXPECT_LT(out.size(), 4000u);
+    RangeDecoder dec(out);
+    size_t k = 0;
+    for (int i = 0; i < 200; ++i)
+        for (uint32_t p : probs) ASSERT_EQ(dec.decode_bit(p), bits[k++]) << i;
+}
+
 TEST(RangeCoder, ArbitraryBytesNeverMisbehave) {
     std::mt19937 rng(2);
     for (int i = 0; i < 2000; ++i) {

@@ -161,6 +161,40 @@ TEST(OpsInertialize, OffsetClearAndZeroOffsetIsTheIdentity) {
     }
 }
 
+// Joints at rest take shortcuts (no trigonometry for a zero rotation offset or an unchanged
+// rotation, one damped step per distinct frequency); each must give what the formulas give.
+TEST(OpsInertialize, ShortcutsForJointsAtRestGiveTheFormulasResults) {
+    Rng rng(74);
+    Pose src = random_pose(5, rng), dst = random_pose(5, rng);
+    src.rot[1] = dst.rot[1], src.ang[1] = dst.ang[1];  // joint 1: the same rotation and rate
+    src.rot[2] = dst.rot[2];                            // joint 2: the same rotation, another rate
+    src.scl[3] = dst.scl[3];
+    PoseOffset offset;
+    offset.resize(5);
+    op_offset_capture(offset, src, dst);
+    EXPECT_EQ(length(offset.rot[1]), 0.0f);
+    EXPECT_EQ(length(offset.ang[1]), 0.0f);
+    EXPECT_LT(length(offset.rot[2]), 1e-6f);
+    EXPECT_LT(length(offset.ang[2] - (src.ang[2] - dst.ang[2])), 1e-5f) << "an offset in rate alone is kept";
+    EXPECT_EQ(length(offset.scl[3]), 0.0f);
+    // Applying: a zero rotation offset with a rate offset still adds the rate.
+    offset.rot[2] = vec3{};
+    Pose out(5);
+    op_offset_apply(out, offset, dst);
+    EXPECT_LT(length(out.ang[2] - (dst.ang[2] + offset.ang[2])), 1e-5f);
+    EXPECT_GT(std::fabs(quat_dot(out.rot[2], dst.rot[2])), 1 - 1e-6f);
+    EXPECT_EQ(out.ang[1].x, dst.ang[1].x);
+    // Decay with repeated and returning frequencies: every joint its own step.
+    const PoseOffset before = offset;
+    const std::vector<float> omega = {5.0f, 5.0f, 1.0f, 5.0f, 1.0f};
+    op_offset_decay(offset, omega, 0.8f, 0.04f);
+    for (size_t j = 0; j < 5; ++j) {
+        const DampedStep st = damped_decay_step(omega[j], 0.8f, 0.04f);
+        EXPECT_LT(length(offset.pos[j] - (st.xx * before.pos[j] + st.xv * before.vel[j])), 1e-6f * (1 + length(before.pos[j]) + length(before.vel[j])))
+            << "joint " << j;
+    }
+}
+
 TEST(OpsInertialize, OffsetDecayIsTheDampedStepPerJoint) {
     // Each joint decays with its own omega, every channel with the same exact step.
     Rng rng(72);

@@ -9,6 +9,12 @@
 namespace ks {
 
 namespace {
+bool is_zero(vec3 v) { return v.x == 0.0f && v.y == 0.0f && v.z == 0.0f; }
+bool same(vec3 a, vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
+bool same(quat a, quat b) { return a.w == b.w && a.x == b.x && a.y == b.y && a.z == b.z; }
+}  // namespace
+
+namespace {
 
 // The rotation offset abs(src * dst^-1) (short way), its rotation vector x, and the rate of x that
 // makes the output's angular velocity J_l(x) x' + R(off) w_dst equal w_src.
@@ -101,10 +107,14 @@ void op_offset_capture(PoseOffset& offset, const Pose& src, const Pose& dst) {
     for (size_t i = 0; i < size_t(src.size()); ++i) {
         offset.pos[i] = src.pos[i] - dst.pos[i];
         offset.vel[i] = src.vel[i] - dst.vel[i];
-        const RotationOffset r = rotation_offset(src.rot[i], src.ang[i], dst.rot[i], dst.ang[i]);
-        offset.rot[i] = r.x;  // kept as a rotation vector from here on
-        offset.ang[i] = r.rate;
-        offset.scl[i] = log(src.scl[i] / dst.scl[i]);
+        if (same(src.rot[i], dst.rot[i]) && same(src.ang[i], dst.ang[i])) {
+            offset.rot[i] = offset.ang[i] = vec3{};  // the same rotation: no offset, at no cost
+        } else {
+            const RotationOffset r = rotation_offset(src.rot[i], src.ang[i], dst.rot[i], dst.ang[i]);
+            offset.rot[i] = r.x;  // kept as a rotation vector from here on
+            offset.ang[i] = r.rate;
+        }
+        offset.scl[i] = same(src.scl[i], dst.scl[i]) ? vec3{} : log(src.scl[i] / dst.scl[i]);
         offset.svl[i] = src.svl[i] - dst.svl[i];
     }
 }
@@ -121,8 +131,12 @@ void op_offset_decay(PoseOffset& offset, Span<const float> omega, float zeta, fl
         x = s.xx * x0 + s.xv * v0;
         v = s.vx * x0 + s.vv * v0;
     };
+    // Most joints share a frequency (the correction's, unclamped): each step is computed once.
+    float last_omega = 0.0f;
+    DampedStep s{};
+    bool have = false;
     for (size_t i = 0; i < offset.pos.size(); ++i) {
-        const DampedStep s = damped_decay_step(omega[i], zeta, dt);
+        if (!have || omega[i] != last_omega) s = damped_decay_step(last_omega = omega[i], zeta, dt), have = true;
         step(omega_pos.empty() || omega_pos[i] == omega[i] ? s : damped_decay_step(omega_pos[i], zeta, dt), offset.pos[i],
              offset.vel[i]);
         step(s, offset.rot[i], offset.ang[i]);
@@ -135,10 +149,17 @@ void op_offset_apply(Pose& out, const PoseOffset& offset, const Pose& input) {
     for (size_t i = 0; i < size_t(input.size()); ++i) {
         out.pos[i] = input.pos[i] + offset.pos[i];
         out.vel[i] = input.vel[i] + offset.vel[i];
-        const quat off = quat_from_scaled_angle_axis(offset.rot[i]);
-        out.rot[i] = quat_mul(off, input.rot[i]);
-        out.ang[i] = so3_left_jacobian_mul(offset.rot[i], offset.ang[i]) + quat_mul_vec3(off, input.ang[i]);
-        out.scl[i] = input.scl[i] * exp(offset.scl[i]);
+        // A joint without a rotation or scale offset (one at rest, or settled) is its input: the
+        // same values the formulas give for zero, without their cost.
+        if (is_zero(offset.rot[i]) && is_zero(offset.ang[i])) {
+            out.rot[i] = input.rot[i];
+            out.ang[i] = input.ang[i];
+        } else {
+            const quat off = quat_from_scaled_angle_axis(offset.rot[i]);
+            out.rot[i] = quat_mul(off, input.rot[i]);
+            out.ang[i] = so3_left_jacobian_mul(offset.rot[i], offset.ang[i]) + quat_mul_vec3(off, input.ang[i]);
+        }
+        out.scl[i] = is_zero(offset.scl[i]) ? input.scl[i] : input.scl[i] * exp(offset.scl[i]);
         out.svl[i] = input.svl[i] + offset.svl[i];
     }
 }

@@ -151,8 +151,8 @@ float grid_mix(const GridMix& m, float x1, float x2, float x3 = 1.0f) {
     return laplace_bucket_sigma((i + 32) >> 6);
 }
 // Fitted on the walk clip's residuals (log |residual| regressed on the logs of the features).
-constexpr GridMix kAngularMix{305, 19, 35, 0};   // acceleration, angular velocity
-constexpr GridMix kRotationMix{909, 10, 8, 20};  // acceleration, angular velocity, angular-velocity residual
+constexpr GridMix kAngularMix{447, 19, 35, 0};    // acceleration, angular velocity
+constexpr GridMix kRotationMix{1342, 10, 8, 20};  // acceleration, angular velocity, angular-velocity residual
 
 // The Laplace scales a joint's residuals are coded with, per component for the angular velocity
 // and the rotation (a knee turns about one axis: its residuals are wide on that one, narrow on the
@@ -209,15 +209,28 @@ struct BaseValues {
     int32_t svl(int k) const { return bq.scaled ? bq.svl[k] : 0; }
 };
 
+// The rotation predicted from the baseline's and the current angular velocity, as grid indices in
+// its own chart (returns the chart): the trapezoid, or the baseline's own indices when neither
+// turns (a joint at rest costs no trigonometry and never drifts by a rounding).
+int predict_rotation(const QJoint& bq, const JointPrecision& p, vec3 wb, vec3 wc, float dt, int32_t idx[3], int chart = -1) {
+    const bool still = wb.x == 0.0f && wb.y == 0.0f && wb.z == 0.0f && wc.x == 0.0f && wc.y == 0.0f && wc.z == 0.0f;
+    if (still && (chart < 0 || chart == bq.largest)) {
+        std::copy(std::begin(bq.rot), std::end(bq.rot), idx);
+        return bq.largest;
+    }
+    const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wc, dt);
+    const int lp = chart < 0 ? largest_component(pred) : chart;
+    rotation_indices(pred, lp, p, idx);
+    return lp;
+}
+
 // Is everything exactly as predicted? Only meaningful when encoding (the decoder reads the bit).
 bool predicted_exactly(const QJoint& q, const BaseValues& base, const JointPrecision& p, const SkeletonPrecision& prec, vec3 wb, float dt) {
     const QJoint& bq = base.bq;
     bool same = std::equal(std::begin(q.ang), std::end(q.ang), std::begin(bq.ang));
     if (same) {
-        const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wb, dt);
         int32_t idx[3];
-        const int lp = largest_component(pred);
-        rotation_indices(pred, lp, p, idx);
+        const int lp = predict_rotation(bq, p, wb, wb, dt, idx);
         same = q.largest == lp && q.rot[0] == idx[0] && q.rot[1] == idx[1] && q.rot[2] == idx[2];
     }
     for (int k = 0; same && q.moved && k < 3; ++k) {
@@ -251,19 +264,17 @@ template <class IO>
 void code_delta_rotation(IO& io, QJoint& q, const QJoint& bq, const JointPrecision& p, vec3 wb, float dt, bool unchanged,
                          const LaplaceModel (&mr)[3], double& sum_r) {
     const vec3 wc = dequantize_angular(q, p);
-    const quat pred = det::integrate(dequantize_rotation(bq, p), wb, wc, dt);
-    const int lp = largest_component(pred);
     int32_t idx[3];
+    const int lp = predict_rotation(bq, p, wb, wc, dt, idx);
     io.set_category(CodingCost::kRotation);
     if (unchanged) {
         q.largest = uint8_t(lp);
-        rotation_indices(pred, lp, p, idx);
         std::copy(idx, idx + 3, q.rot);
         return;
     }
     if (io.bit(q.largest != lp, kPSameLargest) == 0) q.largest = uint8_t(lp);
     else q.largest = uint8_t(io.bypass(q.largest, 2));
-    rotation_indices(pred, q.largest, p, idx);
+    if (q.largest != lp) predict_rotation(bq, p, wb, wc, dt, idx, q.largest);
     const int32_t max_index = int32_t((1u << p.rot_bits) - 1u);
     for (int k = 0; k < 3; ++k) q.rot[k] = std::clamp(residual(io, q.rot[k], idx[k], mr[k], sum_r), 0, max_index);
 }
@@ -303,32 +314,41 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
     const JointPrecision& p = prec.joints[j];
     const float dt = float(b.age_s);
     code_delta_flags(io, q, bq, j);
-    // Expected residual scales from the baseline's angular acceleration.
     const vec3 wb = dequantize_angular(bq, p);
-    const DeltaScales d = delta_scales(b, j, p, wb, ad);
     const BaseValues base{bq};
     // A joint that was still (no angular velocity, and as in the context) usually stays so:
-    // faces, fingers and correctives at rest cost a small fraction of a bit.
+    // faces, fingers and correctives at rest cost a small fraction of a bit, and no model is
+    // computed for them unless they move.
     const bool have_ctx = b.context != nullptr;
     const bool was_still = bq.ang[0] == 0 && bq.ang[1] == 0 && bq.ang[2] == 0 && (!have_ctx || b.context->joints[j] == bq);
-    LaplaceModel mr[3];
-    float sr = 0.0f;  // mean rotation scale, before adaptation
+    DeltaScales d{};
+    LaplaceModel mr[3] = {};
+    float sr_k[3] = {};  // rotation scales, before adaptation
+    bool have_model[3] = {};
+    int32_t modelled[3] = {};  // the angular-velocity residual each scale was made for
     auto rotation_models = [&] {
-        sr = 0.0f;
         for (int k = 0; k < 3; ++k) {
-            const float s = rotation_scale(d, k, q.ang[k] - bq.ang[k], p, dt);
-            sr += s / 3.0f;
-            mr[k] = laplace_model(s * ad.ar.factor);
+            const int32_t r = q.ang[k] - bq.ang[k];
+            if (have_model[k] && r == modelled[k]) continue;
+            have_model[k] = true;
+            modelled[k] = r;
+            sr_k[k] = rotation_scale(d, k, r, p, dt);
+            mr[k] = laplace_model(sr_k[k] * ad.ar.factor);
         }
     };
-    const int32_t saved_ang[3] = {q.ang[0], q.ang[1], q.ang[2]};
-    std::copy(std::begin(bq.ang), std::end(bq.ang), std::begin(q.ang));  // scales as if the angular velocity were as predicted
-    rotation_models();
-    std::copy(std::begin(saved_ang), std::end(saved_ang), std::begin(q.ang));
-    const LaplaceModel pv[6] = {d.mp[0], d.mp[1], d.mp[2], d.mv[0], d.mv[1], d.mv[2]};
-    const double pz_rot = p_zero(d.mw) * p_zero(mr);
-    const float pz = was_still ? kPStillStays : float(q.moved ? pz_rot * p_zero(pv) : pz_rot);
+    float pz = kPStillStays;
+    if (!was_still) {
+        d = delta_scales(b, j, p, wb, ad);
+        const int32_t saved_ang[3] = {q.ang[0], q.ang[1], q.ang[2]};
+        std::copy(std::begin(bq.ang), std::end(bq.ang), std::begin(q.ang));  // scales as if the angular velocity were as predicted
+        rotation_models();
+        std::copy(std::begin(saved_ang), std::end(saved_ang), std::begin(q.ang));
+        const LaplaceModel pv[6] = {d.mp[0], d.mp[1], d.mp[2], d.mv[0], d.mv[1], d.mv[2]};
+        const double pz_rot = p_zero(d.mw) * p_zero(mr);
+        pz = float(q.moved ? pz_rot * p_zero(pv) : pz_rot);
+    }
     const bool unchanged = io.bit(predicted_exactly(q, base, p, prec, wb, dt) ? 0 : 1, to_p0(pz)) == 0;
+    if (was_still && !unchanged) d = delta_scales(b, j, p, wb, ad);
     io.set_category(CodingCost::kAngular);
     double sum_w = 0, sum_r = 0, sum_p = 0, sum_v = 0;
     // Angular velocity: predicted as the baseline's. (Extrapolating the baseline's own recent
@@ -343,7 +363,7 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
     code_delta_linear(io, q, base, p, prec, dt, unchanged, d, sum_p, sum_v);
     if (unchanged) return;
     ad.aw.update(sum_w / 3.0, (d.sw[0] + d.sw[1] + d.sw[2]) / 3.0f / ad.aw.factor);
-    ad.ar.update(sum_r / 3.0, sr);
+    ad.ar.update(sum_r / 3.0, sr_k[0] / 3.0f + sr_k[1] / 3.0f + sr_k[2] / 3.0f);
     if (q.moved || q.scaled) {
         ad.ap.update(sum_p / 3.0, (d.sp[0] + d.sp[1] + d.sp[2]) / 3.0f / ad.ap.factor);
         ad.av.update(sum_v / 3.0, (d.sv[0] + d.sv[1] + d.sv[2]) / 3.0f / ad.av.factor);
@@ -364,26 +384,34 @@ void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const Skeleto
     }
 }
 
-// 16 bits of FNV-1a over the whole state: what the decoder rebuilt must hash to what the encoder
+// A 16-bit hash of the whole state: what the decoder rebuilt must hash to what the encoder
 // coded, or the payload is refused (a desynchronised range decoder or a wrong prediction would
-// otherwise be accepted as a valid state and become the baseline of later deltas).
+// otherwise be accepted as a valid state and become the baseline of later deltas). Every value,
+// two at a time as 64-bit words into two independent lanes (multiply by an odd constant, fold the
+// high half down), so the chains run side by side.
 uint32_t state_check(const QCharacter& c, JointRange range) {
-    uint32_t h = 2166136261u;
-    auto mix = [&h](int64_t v) {
-        for (int b = 0; b < 4; ++b) {
-            h ^= uint32_t(uint64_t(v) >> (8 * b)) & 0xFFu;
-            h *= 16777619u;
-        }
+    uint64_t h[2] = {0x9E3779B97F4A7C15ull ^ c.epoch, 0xC2B2AE3D27D4EB4Full};
+    auto mix = [&h](int lane, int32_t a, int32_t b) {
+        uint64_t& x = h[lane];
+        x = (x ^ (uint64_t(uint32_t(a)) << 32 | uint32_t(b))) * 0xFF51AFD7ED558CCDull;
+        x ^= x >> 29;
     };
-    mix(c.epoch);
     for (size_t j = range.first; j < range.end(); ++j) {
         const QJoint& q = c.joints[j];
-        mix(q.largest | (q.moved ? 4 : 0) | (q.scaled ? 8 : 0));
-        for (int k = 0; k < 3; ++k) {
-            mix(q.rot[k]), mix(q.ang[k]), mix(q.pos[k]), mix(q.vel[k]), mix(q.lscl[k]), mix(q.svl[k]);
-        }
+        mix(0, q.largest | (q.moved ? 4 : 0) | (q.scaled ? 8 : 0), q.rot[0]);
+        mix(1, q.rot[1], q.rot[2]);
+        mix(0, q.ang[0], q.ang[1]);
+        mix(1, q.ang[2], q.pos[0]);
+        mix(0, q.pos[1], q.pos[2]);
+        mix(1, q.vel[0], q.vel[1]);
+        mix(0, q.vel[2], q.lscl[0]);
+        mix(1, q.lscl[1], q.lscl[2]);
+        mix(0, q.svl[0], q.svl[1]);
+        mix(1, q.svl[2], int32_t(j));
     }
-    return (h ^ (h >> 16)) & 0xFFFFu;
+    const uint64_t x = (h[0] ^ (h[1] * 0x9E3779B97F4A7C15ull));
+    const uint64_t f = x ^ (x >> 32);
+    return uint32_t(f ^ (f >> 16)) & 0xFFFFu;
 }
 
 }  // namespace

@@ -43,8 +43,11 @@ quat dequantize_rotation(const QJoint& j, const JointPrecision& p) {
         c[i] = float(j.rot[k++]) * p.rot_step - kInvSqrt2;
         sum += c[i] * c[i];
     }
+    // The largest component completes a unit quaternion; only indices off the unit sphere (three
+    // components summing past 1, which no quantized rotation has) need normalising.
     c[j.largest] = std::sqrt(std::max(0.0f, 1.0f - sum));
-    return det::normalize(quat{c[0], c[1], c[2], c[3]});
+    const quat q{c[0], c[1], c[2], c[3]};
+    return sum > 1.0f ? det::normalize(q) : q;
 }
 
 vec3 dequantize_angular(const QJoint& j, const JointPrecision& p) {
@@ -99,7 +102,7 @@ void dequantize_joints(Pose& out, const QCharacter& q, const Skeleton& skeleton,
         const vec3 d = vec3{float(qj.pos[0]), float(qj.pos[1]), float(qj.pos[2])} * p.pos_step;
         out.pos[o] = j == 0 ? d : skeleton.offsets[o] + d;
         out.vel[o] = vec3{float(qj.vel[0]), float(qj.vel[1]), float(qj.vel[2])} * p.vel_step;
-        out.scl[o] = exp(vec3{float(qj.lscl[0]), float(qj.lscl[1]), float(qj.lscl[2])} * prec.log_scale_step);
+        out.scl[o] = qj.scaled ? exp(vec3{float(qj.lscl[0]), float(qj.lscl[1]), float(qj.lscl[2])} * prec.log_scale_step) : vec3{1, 1, 1};
         out.svl[o] = vec3{float(qj.svl[0]), float(qj.svl[1]), float(qj.svl[2])} * prec.svl_step;
     }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 
 namespace ks {
 
@@ -21,8 +22,14 @@ void RangeEncoder::shift_low() {
     low_ = (low_ & 0x00FFFFFFu) << 8;
 }
 
+// A probability of 0 or kProbOne would leave no room for one of the two symbols (the encoder's
+// range would reach 0 and never renormalise): both ends keep every probability within 1..4095.
+namespace {
+uint32_t usable(uint32_t p0) { return std::clamp<uint32_t>(p0, 1, kProbOne - 1); }
+}  // namespace
+
 void RangeEncoder::encode_bit(uint32_t p0, int bit) {
-    const uint32_t bound = (range_ >> kProbBits) * p0;
+    const uint32_t bound = (range_ >> kProbBits) * usable(p0);
     if (bit == 0) {
         range_ = bound;
     } else {
@@ -70,7 +77,7 @@ uint8_t RangeDecoder::next_byte() {
 }
 
 int RangeDecoder::decode_bit(uint32_t p0) {
-    const uint32_t bound = (range_ >> kProbBits) * p0;
+    const uint32_t bound = (range_ >> kProbBits) * usable(p0);
     int bit;
     if (code_ < bound) {
         range_ = bound;
@@ -95,35 +102,38 @@ uint32_t RangeDecoder::decode_bypass(int nbits) {
 
 namespace {
 
-constexpr int kSigmaBuckets = kLaplaceBuckets;
-constexpr float kSigmaMin = 0.05f, kSigmaMax = 20000.0f;
-
 uint16_t to_prob(double p) { return uint16_t(std::clamp(std::lround(p * kProbOne), 1l, long(kProbOne) - 1)); }
 
-// Bucket i covers sigma in [kSigmaMin r^i, kSigmaMin r^(i+1)), r = (kSigmaMax / kSigmaMin)^(1/96),
-// its model made for the geometric middle. Powers by repeated multiplication of a literal (no pow,
-// no log): the same table and the same bucket for a sigma on every machine.
-constexpr double kSigmaRatio = 1.1438123767714523, kSigmaRatioSqrt = 1.069491644086784;
+// Bucket i covers sigma in [2^(k/8) (1 + m/8), 2^(k/8) (1 + (m+1)/8)) with i = 8 k + m counted
+// from kSigmaMin = 1/16: the float's exponent and its top three mantissa bits, so a sigma's bucket
+// is a shift of its bits (no search, no log), the same on every machine. Its model is made for the
+// bucket's geometric middle.
+constexpr float kSigmaMin = 0.0625f;
+constexpr uint32_t kMinKey = 123u << 3;  // the bits of 2^-4 shifted right by 20: exponent 123, mantissa 0
+
+uint32_t float_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+double bucket_lower(int i) { return std::ldexp(1.0 + double(i % 8) / 8.0, i / 8 - 4); }
 
 struct ModelTable {
-    std::array<LaplaceModel, kSigmaBuckets> models{};
-    std::array<float, kSigmaBuckets + 1> lower{};  // lower[i]: where bucket i starts
+    std::array<LaplaceModel, kLaplaceBuckets> models{};
+    std::array<float, kLaplaceBuckets> middle{};
 };
 
 const ModelTable& model_table() {
     static const ModelTable table = [] {
         ModelTable t;
-        double edge = kSigmaMin;
-        for (int i = 0; i <= kSigmaBuckets; ++i) {
-            t.lower[size_t(i)] = float(edge);
-            if (i < kSigmaBuckets) {
-                const double sigma = edge * kSigmaRatioSqrt;
-                // Two-sided geometric with mean |q| = sigma: P(q) = (1-t)/(1+t) t^|q|, E|q| = 2t/(1-t^2).
-                // Solve 2t/(1-t^2) = sigma for t.
-                const double t_ = (std::sqrt(1.0 + sigma * sigma) - 1.0) / sigma;
-                t.models[size_t(i)] = {to_prob((1.0 - t_) / (1.0 + t_)), to_prob(1.0 - t_)};
-            }
-            edge *= kSigmaRatio;
+        for (int i = 0; i < kLaplaceBuckets; ++i) {
+            const double sigma = std::sqrt(bucket_lower(i) * bucket_lower(i + 1));
+            t.middle[size_t(i)] = float(sigma);
+            // Two-sided geometric with mean |q| = sigma: P(q) = (1-t)/(1+t) t^|q|, E|q| = 2t/(1-t^2).
+            // Solve 2t/(1-t^2) = sigma for t.
+            const double t_ = (std::sqrt(1.0 + sigma * sigma) - 1.0) / sigma;
+            t.models[size_t(i)] = {to_prob((1.0 - t_) / (1.0 + t_)), to_prob(1.0 - t_)};
         }
         return t;
     }();
@@ -135,15 +145,12 @@ constexpr int kUnaryLimit = 24;
 }  // namespace
 
 int laplace_bucket(float sigma) {
-    const float s = std::clamp(std::isfinite(sigma) ? sigma : kSigmaMax, kSigmaMin, kSigmaMax);
-    const ModelTable& t = model_table();
-    const int i = int(std::upper_bound(t.lower.begin(), t.lower.end(), s) - t.lower.begin()) - 1;
-    return std::clamp(i, 0, kSigmaBuckets - 1);
+    if (!(sigma >= kSigmaMin)) return 0;  // below the grid, and NaN
+    const uint32_t key = float_bits(sigma) >> 20;  // sign 0: exponent and the top three mantissa bits
+    return int(std::min<uint32_t>(key - kMinKey, kLaplaceBuckets - 1));  // infinity lands on the last
 }
 
-float laplace_bucket_sigma(int bucket) {
-    return float(double(model_table().lower[size_t(std::clamp(bucket, 0, kSigmaBuckets - 1))]) * kSigmaRatioSqrt);
-}
+float laplace_bucket_sigma(int bucket) { return model_table().middle[size_t(std::clamp(bucket, 0, kLaplaceBuckets - 1))]; }
 
 LaplaceModel laplace_model(float sigma) { return model_table().models[size_t(laplace_bucket(sigma))]; }
 

@@ -61,15 +61,17 @@ private:
 // absolute value, in quantization steps): a zero flag, a sign, then the magnitude in unary with
 // the geometric stop probability, escaping to Exp-Golomb after 24 steps. Ideal for the model up to
 // the 12-bit probability resolution. sigma is bucketed on a log grid so encoder and decoder derive
-// identical probabilities from a table.
+// identical probabilities from a table (a NaN sigma takes the narrowest model, an infinite one the
+// widest).
 struct LaplaceModel {
     uint16_t p_zero;  // P(q == 0) in 1/4096
     uint16_t p_stop;  // P(|q| == m | |q| >= m) in 1/4096
 };
 LaplaceModel laplace_model(float sigma);
-// The log grid the models sit on: sigma's bucket (0..kLaplaceBuckets - 1, about 0.19 octave
-// each), and a bucket's middle sigma. Scales mixed on this grid need no logarithm (no libm).
-constexpr int kLaplaceBuckets = 96;
+// The log grid the models sit on: sigma's bucket (0..kLaplaceBuckets - 1, an eighth of an
+// octave each from 1/16 to 2^14.5), and a bucket's middle sigma. Scales mixed on this grid need no
+// logarithm (no libm).
+constexpr int kLaplaceBuckets = 148;
 int laplace_bucket(float sigma);
 float laplace_bucket_sigma(int bucket);
 void encode_laplace(RangeEncoder& enc, int32_t q, const LaplaceModel& m);
