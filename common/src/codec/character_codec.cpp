@@ -112,21 +112,41 @@ double p_zero(std::span<const LaplaceModel> models) {
 
 uint32_t to_p0(double p) { return uint32_t(std::clamp<long>(std::lround(p * kProbOne), 64, long(kProbOne) - 64)); }
 
+// A yes/no whose probability is the share of "yes" so far in this payload (Krichevsky-Trofimov):
+// a full state's flags cost what the character's joints make them cost.
+struct AdaptiveBit {
+    int64_t yes = 0, seen = 0;
+    template <class IO>
+    bool code(IO& io, bool v) {
+        const uint32_t p0 = uint32_t(std::clamp<int64_t>((2 * (seen - yes) + 1) * kProbOne / (2 * seen + 2), 64, kProbOne - 64));
+        const bool b = io.bit(v, p0) != 0;
+        yes += b, ++seen;
+        return b;
+    }
+};
+
 template <class IO>
 void code_full(IO& io, QCharacter& c, const SkeletonPrecision& prec, JointRange range) {
     io.set_category(CodingCost::kFlags);
     c.epoch = uint16_t(io.bypass(c.epoch, 16));
     const LaplaceModel ang_m = laplace_model(16.0f), pos_m = laplace_model(500.0f), vel_m = laplace_model(200.0f);
+    // Which joints move, scale, turn, and are charted on w: a rig's fingers and face at rest cost a
+    // fraction of a bit for each instead of a bit, or three zeros.
+    AdaptiveBit moved, scaled, turns, off_w;
     for (size_t j = range.first; j < range.end(); ++j) {
         QJoint& q = c.joints[j];
         const JointPrecision& p = prec.joints[j];
         io.set_category(CodingCost::kFlags);
-        q.moved = j == 0 ? true : io.bit(q.moved, kProbOne / 2) != 0;
-        q.scaled = io.bit(q.scaled, kProbOne / 2) != 0;
+        q.moved = j == 0 ? true : moved.code(io, q.moved);
+        q.scaled = scaled.code(io, q.scaled);
         io.set_category(CodingCost::kAngular);
-        for (int k = 0; k < 3; ++k) q.ang[k] = io.laplace(q.ang[k], ang_m);
+        if (turns.code(io, q.ang[0] != 0 || q.ang[1] != 0 || q.ang[2] != 0)) {
+            for (int k = 0; k < 3; ++k) q.ang[k] = io.laplace(q.ang[k], ang_m);
+        } else {
+            std::fill(std::begin(q.ang), std::end(q.ang), 0);
+        }
         io.set_category(CodingCost::kRotation);
-        q.largest = uint8_t(io.bypass(q.largest, 2));
+        q.largest = off_w.code(io, q.largest != 0) ? uint8_t(1 + io.bypass(uint32_t(q.largest - 1) % 3u, 2) % 3u) : 0;
         for (int k = 0; k < 3; ++k) q.rot[k] = int32_t(io.bypass(uint32_t(q.rot[k]), p.rot_bits));
         io.set_category(CodingCost::kPosition);
         if (q.moved) {
