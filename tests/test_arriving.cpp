@@ -44,3 +44,40 @@ TEST(Arriving, AJoiningClientListsTheCharactersNotYetWholeUntilEveryPartHasArriv
             EXPECT_TRUE(held) << "character " << id << " part " << k;
         }
 }
+
+namespace {
+
+// Ticks from the client's acceptance until it shows every character whole (0: never, within 20 s).
+int ticks_to_show_all(const std::string& rig, int characters) {
+    const ClipLibrary lib = builtin_clip_library(rig);
+    InProcessRigConfig rc;
+    rc.characters = characters;
+    rc.clients = 1;
+    rc.worker_threads = 0;  // the default budget, 256 kbit/s
+    InProcessRig rig_(lib, rc);
+    const ClientSession& s = *rig_.sessions()[0];
+    int accepted = 0;
+    for (int n = 1; n <= 20 * 60; ++n) {
+        rig_.tick(n);
+        if (accepted == 0 && s.state() == ClientSession::State::Connected) accepted = n;
+        if (accepted && s.characters().size() == size_t(characters) && s.arriving().empty()) return n - accepted;
+    }
+    return 0;
+}
+
+}  // namespace
+
+// Joining at the default budget (the simulated ticks of InProcessRig, 17 ms each way): 8 game rigs
+// (250 joints, one skeleton) show whole within 0.5 s of acceptance and 8 stress rigs (1,000
+// joints) within 2 s. The skeleton's bytes are repaid while they travel (SnapshotBuilder::idle),
+// not after: charged afterwards, the first snapshots waited 12 ticks more.
+TEST(Arriving, EightGameRigsShowWithinHalfASecondAndEightStressRigsWithinTwo) {
+    test::quiet_server_logger();
+    const int game = ticks_to_show_all("game", 8), stress = ticks_to_show_all("stress", 8);
+    RecordProperty("game_rig_ticks", game);
+    RecordProperty("stress_rig_ticks", stress);
+    EXPECT_GT(game, 0);
+    EXPECT_LE(game, 30) << "8 game rigs: " << game << " ticks after acceptance";
+    EXPECT_GT(stress, 0);
+    EXPECT_LE(stress, 120) << "8 stress rigs: " << stress << " ticks after acceptance";
+}

@@ -68,20 +68,31 @@ Bytes raw_connect_request(size_t padding, uint64_t salt = 42) {
     return raw_packet(fbb, wire::CreateConnectRequest(fbb, salt, p));
 }
 
-// A SkeletonDef packet from raw arrays (no validation).
-Bytes raw_skeleton_def(int joint_count, int first_joint, const std::vector<std::string>& names,
-                       const std::vector<int16_t>& parents, const std::vector<wire::Vec3>& offsets,
-                       float metres_per_unit = 1.0f, const std::string& name = "s") {
+// A SkeletonDef packet from raw arrays, its joint names already packed (no validation).
+Bytes raw_skeleton_def_packed(int joint_count, int first_joint, const std::vector<uint8_t>& packed,
+                              const std::vector<int16_t>& parents, const std::vector<wire::Vec3>& offsets,
+                              float metres_per_unit = 1.0f, const std::string& name = "s") {
     fb::FlatBufferBuilder fbb;
-    std::vector<fb::Offset<fb::String>> n;
-    for (const auto& s : names) n.push_back(fbb.CreateString(s));
-    const auto nv = fbb.CreateVector(n);
+    const auto nv = fbb.CreateVector(packed);
     const auto pv = fbb.CreateVector(parents);
     const auto ov = fbb.CreateVectorOfStructs(offsets);
     const auto def = wire::CreateSkeletonDef(fbb, 7, fbb.CreateString(name), uint16_t(joint_count),
-                                             uint16_t(first_joint), nv, pv, ov, metres_per_unit);
+                                             uint16_t(first_joint), pv, ov, metres_per_unit, nv);
     const auto defs = fbb.CreateVector(&def, 1);
     return raw_packet(fbb, wire::CreateSkeletonDefs(fbb, 1, defs));
+}
+
+// The same from names, front-coded without sharing: (0, length, bytes) per name.
+Bytes raw_skeleton_def(int joint_count, int first_joint, const std::vector<std::string>& names,
+                       const std::vector<int16_t>& parents, const std::vector<wire::Vec3>& offsets,
+                       float metres_per_unit = 1.0f, const std::string& name = "s") {
+    std::vector<uint8_t> packed;
+    for (const auto& s : names) {
+        packed.push_back(0);
+        packed.push_back(uint8_t(s.size()));
+        packed.insert(packed.end(), s.begin(), s.end());
+    }
+    return raw_skeleton_def_packed(joint_count, first_joint, packed, parents, offsets, metres_per_unit, name);
 }
 
 Skeleton named_skeleton(int joints, unsigned seed) {
@@ -454,16 +465,43 @@ TEST(Protocol, SkeletonAssemblerRejectsContradictions) {
     SkeletonAssembler many;
     for (uint16_t id = 0; id <= SkeletonAssembler::kMaxInProgress; ++id) {
         fb::FlatBufferBuilder fbb;
-        auto nv = fbb.CreateVector(std::vector<fb::Offset<fb::String>>{fbb.CreateString("a")});
+        auto nv = fbb.CreateVector(std::vector<uint8_t>{0, 1, 'a'});
         auto pv = fbb.CreateVector(std::vector<int16_t>{-1});
         auto ov = fbb.CreateVectorOfStructs(std::vector<wire::Vec3>{{0, 0, 0}});
-        fbb.Finish(wire::CreateSkeletonDef(fbb, id, 0, 2, 0, nv, pv, ov, 1.0f));
+        fbb.Finish(wire::CreateSkeletonDef(fbb, id, 0, 2, 0, pv, ov, 1.0f, nv));
         const auto* def = fb::GetRoot<wire::SkeletonDef>(fbb.GetBufferPointer());
         EXPECT_EQ(many.add(*def, &error), id < SkeletonAssembler::kMaxInProgress) << id;
     }
 }
 
 // ---- Sizes ----
+
+// Joint names travel front-coded: names in runs cost a few bytes each, and packed names that
+// share more than the previous name has, run past their bytes, leave bytes over or make a name
+// too long are refused, the error naming the joint.
+TEST(Protocol, JointNamesAreFrontCodedAndMalformedOnesAreRefused) {
+    const Skeleton s = named_skeleton(kMaxJoints, 9);
+    const SkeletonDefInput in{1, "s", &s, 1.0f};
+    size_t bytes = 0, strings = 0;
+    for (const auto& plan : plan_skeleton_defs({&in, 1}, {})) bytes += build_skeleton_defs({}, 1, plan.defs, plan.characters).size();
+    for (const std::string& n : s.names) strings += 4 + (4 + n.size() + 1 + 3) / 4 * 4;  // as a vector of strings
+    test::record_figure("protocol skeleton defs: bytes per joint, 1024 joints (names in runs)", double(bytes) / kMaxJoints);
+    // Parents and offsets take 14 bytes a joint; names as a vector of strings took `strings` more.
+    EXPECT_LT(double(bytes), 0.75 * (double(kMaxJoints) * 14.0 + double(strings))) << "a quarter or more saved";
+
+    const std::vector<wire::Vec3> o2 = {{0, 0, 0}, {1, 0, 0}};
+    const std::vector<int16_t> p2 = {-1, 0};
+    auto err = [&](const std::vector<uint8_t>& packed) { return decode_err(raw_skeleton_def_packed(2, 0, packed, p2, o2)); };
+    EXPECT_EQ(err({0, 4, 'h', 'i', 'p', 's', 3, 1, 'x'}), DecodeError::None);  // "hips", "hipx"
+    EXPECT_EQ(err({0, 2, 'a', 'b', 3, 1, 'x'}), DecodeError::BadSkeleton) << "shares 3 bytes of a 2-byte name";
+    EXPECT_EQ(err({0, 2, 'a', 'b', 1, 5, 'x'}), DecodeError::BadSkeleton) << "runs past the names";
+    EXPECT_EQ(err({0, 1, 'a', 0, 1, 'b', 'c'}), DecodeError::BadSkeleton) << "a byte left over";
+    EXPECT_EQ(err({0, 1, 'a'}), DecodeError::BadSkeleton) << "one name for two joints";
+    std::vector<uint8_t> long_name = {0, 1, 'a', 1, uint8_t(kMaxNameBytes)};
+    long_name.insert(long_name.end(), kMaxNameBytes, 'z');
+    EXPECT_EQ(err(long_name), DecodeError::StringTooLong) << "65 bytes once the shared byte is added";
+    EXPECT_EQ(err({}), DecodeError::BadSkeleton) << "no names";
+}
 
 TEST(Protocol, ConnectRequestIsNoSmallerThanAnyUnauthenticatedReply) {
     // The largest replies an unauthenticated peer can get: a Challenge (every field non-default)
@@ -942,7 +980,6 @@ struct Outcomes {
                 if (m->defs())
                     for (const auto* def : *m->defs()) {
                         str(def->name());
-                        for (const auto* s : *def->joint_names()) str(s);
                         SkeletonAssembler a;
                         std::string error;
                         EXPECT_TRUE(a.add(*def, &error)) << error;

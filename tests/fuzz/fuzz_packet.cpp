@@ -49,7 +49,6 @@ void walk(const DecodedPacket& d) {
             if (m->defs())
                 for (const wire::SkeletonDef* def : *m->defs()) {
                     touch(def->name());
-                    for (const flatbuffers::String* s : *def->joint_names()) touch(s);
                     std::string error;
                     assembler.add(*def, &error);  // may refuse parts that contradict each other
                     if (auto s = skeleton_from_wire(*def, &error); s && !s->skeleton.validate().empty()) std::abort();

@@ -38,6 +38,10 @@ void check_name(std::string_view s, size_t limit, const char* what);
 // The semantic limits of one received SkeletonDef (a whole skeleton or a part); sets *why (when
 // given) on failure.
 DecodeError check_skeleton_def(const wire::SkeletonDef& d, std::string* why);
+// The joint names of a SkeletonDef (joint_names_packed); an error with why when they are
+// malformed or not `count` names. `out` may be null (only checking).
+DecodeError unpack_joint_names(const wire::SkeletonDef& d, size_t count, std::vector<std::string>* out, std::string* why);
+void pack_joint_names(std::span<const std::string> names, std::vector<uint8_t>& out);
 
 // Throws std::invalid_argument when a skeleton definition to send breaks a protocol limit.
 void check_def_input(const SkeletonDefInput& d);

@@ -27,17 +27,18 @@ bool SkeletonAssembler::add(const wire::SkeletonDef& part, std::string* error) {
         return fail("skeleton " + std::to_string(id) + ": part disagrees with earlier parts on joint count or units");
     }
     const int first = part.first_joint();
-    const auto& names = *part.joint_names();
     const auto& parents = *part.parents();
     const auto& offsets = *part.offsets();
     const int n = int(parents.size());
+    std::vector<std::string> names;
+    if (detail::unpack_joint_names(part, size_t(n), &names, &why) != DecodeError::None) return fail(why);  // checked above
     if (it != parts_.end()) {  // joints already received must be identical
         for (int i = 0; i < n; ++i) {
             const size_t j = size_t(first + i);
             if (!it->have[j]) continue;
             const wire::Vec3& o = *offsets.Get(fb::uoffset_t(i));
             const vec3 oj = it->s.skeleton.offsets[j];
-            if (it->s.skeleton.names[j] != names.Get(fb::uoffset_t(i))->string_view() ||
+            if (it->s.skeleton.names[j] != names[size_t(i)] ||
                 it->s.skeleton.parents[j] != parents.Get(fb::uoffset_t(i)) || oj.x != o.x() || oj.y != o.y() ||
                 oj.z != o.z())
                 return fail("skeleton " + std::to_string(id) + ": joint " + std::to_string(j) +
@@ -60,7 +61,7 @@ bool SkeletonAssembler::add(const wire::SkeletonDef& part, std::string* error) {
         const size_t j = size_t(first + i);
         if (it->have[j]) continue;
         const wire::Vec3& o = *offsets.Get(fb::uoffset_t(i));
-        it->s.skeleton.names[j] = names.Get(fb::uoffset_t(i))->str();
+        it->s.skeleton.names[j] = std::move(names[size_t(i)]);
         it->s.skeleton.parents[j] = parents.Get(fb::uoffset_t(i));
         it->s.skeleton.offsets[j] = vec3{o.x(), o.y(), o.z()};
         it->have[j] = 1;

@@ -19,6 +19,48 @@ bool finite(const wire::Vec3& v) { return std::isfinite(v.x()) && std::isfinite(
 
 }  // namespace
 
+DecodeError detail::unpack_joint_names(const wire::SkeletonDef& d, size_t count, std::vector<std::string>* out, std::string* why) {
+    auto fail = [&](const std::string& w, DecodeError e = DecodeError::BadSkeleton) {
+        if (why) *why = w;
+        return e;
+    };
+    const auto* packed = d.joint_names_packed();
+    if (!packed) return fail("joint names missing");
+    const uint8_t* b = packed->data();
+    const size_t size = packed->size();
+    std::string prev, name;
+    size_t pos = 0;
+    if (out) out->clear();
+    for (size_t i = 0; i < count; ++i) {
+        if (size - pos < 2) return fail("joint names end early, at name " + std::to_string(i));
+        const size_t shared = b[pos], rest = b[pos + 1];
+        pos += 2;
+        if (shared > prev.size()) return fail("joint name " + std::to_string(i) + " shares more than the previous name has");
+        if (rest > size - pos) return fail("joint name " + std::to_string(i) + " runs past the names");
+        if (shared + rest > kMaxNameBytes) return fail("joint name " + std::to_string(i) + " too long", DecodeError::StringTooLong);
+        name.assign(prev, 0, shared);
+        name.append(reinterpret_cast<const char*>(b + pos), rest);
+        pos += rest;
+        if (out) out->push_back(name);
+        prev.swap(name);
+    }
+    if (pos != size) return fail("joint names: " + std::to_string(size - pos) + " bytes left over");
+    return DecodeError::None;
+}
+
+void detail::pack_joint_names(std::span<const std::string> names, std::vector<uint8_t>& out) {
+    out.clear();
+    std::string_view prev;
+    for (const std::string& n : names) {  // names are at most kMaxNameBytes (check_def_input)
+        size_t shared = 0;
+        while (shared < n.size() && shared < prev.size() && n[shared] == prev[shared]) ++shared;
+        out.push_back(uint8_t(shared));
+        out.push_back(uint8_t(n.size() - shared));
+        out.insert(out.end(), n.begin() + std::ptrdiff_t(shared), n.end());
+        prev = n;
+    }
+}
+
 // The semantic limits of one SkeletonDef (a whole skeleton or a part).
 DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* why) {
     auto fail = [&](DecodeError e, const std::string& w) {
@@ -29,13 +71,13 @@ DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* 
     const int count = d.joint_count();
     if (count > kMaxJoints) return fail(DecodeError::TooManyJoints, std::to_string(count) + " joints");
     if (count < 1) return fail(DecodeError::BadSkeleton, "no joints");
-    const auto* names = d.joint_names();
     const auto* parents = d.parents();
     const auto* offsets = d.offsets();
-    if (!names || !parents || !offsets) return fail(DecodeError::BadSkeleton, "joint arrays missing");
+    if (!parents || !offsets) return fail(DecodeError::BadSkeleton, "joint arrays missing");
     const size_t n = parents->size();
-    if (names->size() != n || offsets->size() != n)
-        return fail(DecodeError::BadSkeleton, "joint arrays of different lengths");
+    if (offsets->size() != n) return fail(DecodeError::BadSkeleton, "joint arrays of different lengths");
+    std::string names_why;
+    if (const DecodeError e = unpack_joint_names(d, n, nullptr, &names_why); e != DecodeError::None) return fail(e, names_why);
     if (n < 1) return fail(DecodeError::BadSkeleton, "a part without joints");
     const int first = d.first_joint();
     if (size_t(first) + n > size_t(count))
@@ -45,8 +87,6 @@ DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* 
         return fail(DecodeError::BadSkeleton, "metres_per_unit not finite and positive");
     for (size_t i = 0; i < n; ++i) {
         const int joint = first + int(i);
-        if (names->Get(fb::uoffset_t(i))->size() > kMaxNameBytes)
-            return fail(DecodeError::StringTooLong, "joint " + std::to_string(joint) + " name too long");
         const int parent = parents->Get(fb::uoffset_t(i));
         if (parent < -1 || parent >= joint)
             return fail(DecodeError::BadSkeleton, "joint " + std::to_string(joint) + " has parent " + std::to_string(parent) +
@@ -85,29 +125,27 @@ size_t detail::build_skeleton_defs_into(fb::FlatBufferBuilder& fbb, const Packet
                                     " definitions or " + std::to_string(kMaxCharactersPerPacket) +
                                     " characters in one packet");
     std::vector<fb::Offset<wire::SkeletonDef>> def_offsets;
-    std::vector<fb::Offset<fb::String>> names;
+    std::vector<uint8_t> packed;
     std::vector<int16_t> parents;
     std::vector<wire::Vec3> offsets;
     for (const SkeletonDefInput& d : defs) {
         check_def_input(d);
         const Skeleton& s = *d.skeleton;
         const int count = d.joint_count < 0 ? s.size() - d.first_joint : d.joint_count;
-        names.clear();
         parents.clear();
         offsets.clear();
+        pack_joint_names(std::span<const std::string>(s.names).subspan(size_t(d.first_joint), size_t(count)), packed);
         for (int j = d.first_joint; j < d.first_joint + count; ++j) {
-            names.push_back(fbb.CreateString(s.names[size_t(j)]));
             parents.push_back(int16_t(s.parents[size_t(j)]));
             const vec3 o = s.offsets[size_t(j)];
             offsets.emplace_back(o.x, o.y, o.z);
         }
         const auto name = fbb.CreateString(d.name.data(), d.name.size());
-        const auto name_vec = fbb.CreateVector(names);
+        const auto names_vec = fbb.CreateVector(packed);
         const auto parent_vec = fbb.CreateVector(parents);
         const auto offset_vec = fbb.CreateVectorOfStructs(offsets);
-        def_offsets.push_back(wire::CreateSkeletonDef(fbb, d.skeleton_id, name, uint16_t(s.size()),
-                                                      uint16_t(d.first_joint), name_vec, parent_vec, offset_vec,
-                                                      d.metres_per_unit));
+        def_offsets.push_back(wire::CreateSkeletonDef(fbb, d.skeleton_id, name, uint16_t(s.size()), uint16_t(d.first_joint),
+                                                      parent_vec, offset_vec, d.metres_per_unit, names_vec));
     }
     std::vector<fb::Offset<wire::CharacterInfo>> chars;
     for (const CharacterInfoInput& c : characters) {

@@ -820,7 +820,10 @@ void Server::send_snapshots(uint32_t tick) {
             for (const CharacterSnapshot& c : now_)
                 if (s.known.count(c.id)) visible.push_back(c);
         const std::vector<CharacterSnapshot>& mine = all ? now_ : visible;
-        if (mine.empty()) return;
+        if (mine.empty()) {
+            s.builder.idle();
+            return;
+        }
         // Relevance from the client's viewpoint: the nearest first, the far ones now and then.
         std::function<float(uint16_t)> priority;
         std::unordered_map<uint16_t, float> by_id;

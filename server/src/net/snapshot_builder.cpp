@@ -279,6 +279,11 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
 
 void SnapshotBuilder::charge(size_t bytes) { budget_carry_ -= double(bytes); }
 
+void SnapshotBuilder::idle() {
+    const double per_snapshot = cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz);
+    budget_carry_ = std::min(budget_carry_ + per_snapshot, per_snapshot);
+}
+
 const EncodeCache::Entry& EncodeCache::get(uint32_t tick, uint64_t key, const std::function<Entry()>& make) {
     {
         std::lock_guard<std::mutex> lock(m_);

@@ -131,6 +131,10 @@ public:
     // Other traffic to this client (reliable messages, pongs) used `bytes` (wire) of its budget:
     // the next snapshots get that much less, the whole debt repaid before any is sent.
     void charge(size_t bytes);
+    // A snapshot tick with nothing this client can decode yet (its characters' definitions still
+    // on the way): the budget accrues as if a snapshot had been built, so the definitions' bytes
+    // are repaid while they travel, not after them.
+    void idle();
     // Forget a character (e.g. removed from the game).
     void forget(uint16_t id);
     const BuilderStats& stats() const { return stats_; }
