@@ -189,9 +189,9 @@ struct DeltaAdapt {
     Adapt aw, ar, ap, av;
 };
 
-float rotation_scale(const DeltaScales& d, int k, int32_t ang_residual, const JointPrecision& p, float dt) {
+float rotation_scale(const DeltaScales& d, int k, int64_t ang_residual, const JointPrecision& p, float dt) {
     return grid_mix(kRotationMix, 0.3f + d.acc[k] * dt * dt / p.rot_step, 0.3f + d.spd[k] * dt / p.rot_step,
-                    0.3f + float(std::abs(int64_t(ang_residual))));
+                    0.3f + float(ang_residual < 0 ? -ang_residual : ang_residual));
 }
 
 DeltaScales delta_scales(const CharacterBaseline& b, size_t j, const JointPrecision& p, vec3 wb, const DeltaAdapt& ad) {
@@ -210,7 +210,7 @@ DeltaScales delta_scales(const CharacterBaseline& b, size_t j, const JointPrecis
     float lin_acc[3] = {};
     if (have_ctx && bq.moved && b.context->joints[j].moved) {
         const QJoint& cq = b.context->joints[j];
-        for (int k = 0; k < 3; ++k) lin_acc[k] = std::fabs(float(bq.vel[k] - cq.vel[k])) * p.vel_step / float(b.context_age_s);
+        for (int k = 0; k < 3; ++k) lin_acc[k] = std::fabs(float(int64_t(bq.vel[k]) - cq.vel[k])) * p.vel_step / float(b.context_age_s);
     }
     for (int k = 0; k < 3; ++k) {
         d.sv[k] = (have_ctx ? 0.6f + 0.8f * lin_acc[k] * dt / p.vel_step : 8.0f) * ad.av.factor;
@@ -307,7 +307,7 @@ void code_delta_linear(IO& io, QJoint& q, const BaseValues& base, const JointPre
     if (q.moved) {
         for (int k = 0; k < 3; ++k) q.vel[k] = unchanged ? base.vel(k) : residual(io, q.vel[k], base.vel(k), d.mv[k], sum_v);
         for (int k = 0; k < 3; ++k) {
-            const double drift = 0.5 * double(base.vel(k) + q.vel[k]) * p.vel_step / p.pos_step * dt;
+            const double drift = 0.5 * (double(base.vel(k)) + double(q.vel[k])) * p.vel_step / p.pos_step * dt;
             const int32_t pp = add_sat(base.pos(k), std::llround(unchanged ? double(base.vel(k)) * p.vel_step / p.pos_step * dt : drift));
             q.pos[k] = unchanged ? pp : residual(io, q.pos[k], pp, d.mp[k], sum_p);
         }
@@ -318,7 +318,7 @@ void code_delta_linear(IO& io, QJoint& q, const BaseValues& base, const JointPre
     if (q.scaled) {
         for (int k = 0; k < 3; ++k) q.svl[k] = unchanged ? base.svl(k) : residual(io, q.svl[k], base.svl(k), d.mv[k], sum_v);
         for (int k = 0; k < 3; ++k) {
-            const double drift = 0.5 * double(base.svl(k) + q.svl[k]) * prec.svl_step / prec.log_scale_step * dt;
+            const double drift = 0.5 * (double(base.svl(k)) + double(q.svl[k])) * prec.svl_step / prec.log_scale_step * dt;
             const int32_t ps = add_sat(base.lscl(k), std::llround(drift));
             q.lscl[k] = unchanged ? ps : residual(io, q.lscl[k], ps, d.mp[k], sum_p);
         }
@@ -345,10 +345,10 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
     LaplaceModel mr[3] = {};
     float sr_k[3] = {};  // rotation scales, before adaptation
     bool have_model[3] = {};
-    int32_t modelled[3] = {};  // the angular-velocity residual each scale was made for
+    int64_t modelled[3] = {};  // the angular-velocity residual each scale was made for
     auto rotation_models = [&] {
         for (int k = 0; k < 3; ++k) {
-            const int32_t r = q.ang[k] - bq.ang[k];
+            const int64_t r = int64_t(q.ang[k]) - bq.ang[k];
             if (have_model[k] && r == modelled[k]) continue;
             have_model[k] = true;
             modelled[k] = r;
