@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <random>
 
 #include <kinesync/common/anim/ops_sample.h>
@@ -173,6 +175,33 @@ TEST(Quantize, ComponentRoundTripBoundsAtDefaultSettings) {
     EXPECT_NEAR(prec.joints[0].pos_step, 0.001f, 1e-6f);
 }
 
+
+// States at the ends of the integer grids (what a hostile payload can decode to, and what the
+// next delta then predicts from) code and decode without overflowing: velocities, angular
+// velocities and scale rates near +-2^31 against a baseline and a context at the other end. (The
+// sanitizer build is where an overflow would show; everywhere, the round trip must hold.)
+TEST(Codec, StatesAtTheEndsOfTheGridCodeWithoutOverflow) {
+    Rng rng(8);
+    const Skeleton s = random_skeleton(4, rng);
+    const SkeletonPrecision prec = plan_precision(s, 1.0f);
+    QCharacter hi = quantize_character(random_pose(4, rng), s, prec, 1), lo = hi;
+    for (size_t j = 0; j < 4; ++j) {
+        for (int k = 0; k < 3; ++k) {
+            hi.joints[j].vel[k] = hi.joints[j].ang[k] = hi.joints[j].svl[k] = INT32_MAX - 3;
+            lo.joints[j].vel[k] = lo.joints[j].ang[k] = lo.joints[j].svl[k] = INT32_MIN + 3;
+        }
+        hi.joints[j].moved = lo.joints[j].moved = hi.joints[j].scaled = lo.joints[j].scaled = true;
+    }
+    for (const auto& [cur, base, ctx] : {std::tuple{&hi, &lo, &hi}, std::tuple{&lo, &hi, &lo}, std::tuple{&hi, &hi, &lo}}) {
+        const CharacterBaseline cb{base, 0.1, ctx, 0.1};
+        std::vector<uint8_t> buf;
+        QCharacter coded;
+        encode_character(buf, *cur, &cb, prec, all_joints(prec), nullptr, &coded);
+        QCharacter out;
+        ASSERT_TRUE(decode_character(buf, out, &cb, prec, all_joints(prec)));
+        EXPECT_EQ(out, coded);
+    }
+}
 
 TEST(Codec, FullAndDeltaRoundTripExactlyIncludingEpochsAndScales) {
     Rng rng(4);
