@@ -104,10 +104,10 @@ namespace {
 
 uint16_t to_prob(double p) { return uint16_t(std::clamp(std::lround(p * kProbOne), 1l, long(kProbOne) - 1)); }
 
-// Bucket i covers sigma in [2^(k/8) (1 + m/8), 2^(k/8) (1 + (m+1)/8)) with i = 8 k + m counted
-// from kSigmaMin = 1/16: the float's exponent and its top three mantissa bits, so a sigma's bucket
-// is a shift of its bits (no search, no log), the same on every machine. Its model is made for the
-// bucket's geometric middle.
+// Bucket i = 8 k + m covers sigma in [2^(k-4) (1 + m/8), 2^(k-4) (1 + (m+1)/8)), from kSigmaMin =
+// 1/16: the float's exponent and its top three mantissa bits, so a sigma's bucket is a shift of
+// its bits (no search, no log), the same on every machine. Its model is made for the bucket's
+// geometric middle.
 constexpr float kSigmaMin = 0.0625f;
 constexpr uint32_t kMinKey = 123u << 3;  // the bits of 2^-4 shifted right by 20: exponent 123, mantissa 0
 
