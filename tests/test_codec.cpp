@@ -18,6 +18,7 @@
 #include "tests/support/clips.h"
 #include "tests/support/codec_sim.h"
 #include "tests/support/fd.h"
+#include "tests/support/snapshot_entries.h"
 #include "tests/support/synthetic.h"
 
 using namespace ks;
@@ -221,4 +222,61 @@ TEST(Codec, SnapshotDecoderSurvivesArbitraryPayloads) {
     EXPECT_EQ(total, 20000);
     EXPECT_GT(outcomes[SnapshotError::BadFormat] + outcomes[SnapshotError::Truncated] + outcomes[SnapshotError::BadPayload] +
                   outcomes[SnapshotError::UnknownCharacter] + outcomes[SnapshotError::MissingBaseline], 1000);
+}
+
+TEST(Codec, EntryFramingHoldsShortAgesInTheModeByteAndRefusesWhatItCannotMean) {
+    auto read = [](std::vector<uint8_t> bytes, EntryHeader& h) {
+        size_t pos = 0;
+        return read_entry_header(bytes, pos, h);
+    };
+    EntryHeader h;
+    ASSERT_EQ(read({5, uint8_t(1 | 9 << kModeAgeShift), 3, 0}, h), SnapshotError::None);
+    EXPECT_EQ(h.id, 5u);
+    EXPECT_EQ(h.mode, 1u) << "the age bits are not mode bits";
+    EXPECT_EQ(h.base_age, 9u);
+    EXPECT_EQ(h.ctx_age, 3u);
+    ASSERT_EQ(read({5, 1, 16, 0, 0}, h), SnapshotError::None);
+    EXPECT_EQ(h.base_age, 16u) << "an age beyond the mode byte follows it";
+    EXPECT_EQ(read({5, 1, 0x80}, h), SnapshotError::Truncated);
+    EXPECT_EQ(read({5, uint8_t(0 | 3 << kModeAgeShift), 0}, h), SnapshotError::BadFormat) << "a full state has no baseline age";
+    EXPECT_EQ(entry_mode_byte(1, 15), uint8_t(1 | 15 << kModeAgeShift));
+    EXPECT_EQ(entry_mode_byte(1, 16), 1u);
+    EXPECT_EQ(entry_mode_byte(0, 4), 0u);
+
+    // Entries run to the end of the payload, at most kMaxEntries of them.
+    SnapshotDecoder dec(60.0f);
+    std::vector<DecodedCharacter> out;
+    auto unknown = [](uint16_t) { return -1; };
+    auto none = [](uint16_t) -> const SkeletonPrecision* { return nullptr; };
+    EXPECT_EQ(dec.decode(2, std::vector<uint8_t>{kSnapshotFormat}, unknown, none, out), SnapshotError::None);
+    for (const uint32_t n : {kMaxEntries, kMaxEntries + 1}) {
+        std::vector<uint8_t> p{kSnapshotFormat};
+        for (uint32_t i = 0; i < n; ++i) p.insert(p.end(), {1, 0, 0});  // id 1, full, no coded bytes
+        EXPECT_EQ(dec.decode(2, p, unknown, none, out), n <= kMaxEntries ? SnapshotError::UnknownCharacter : SnapshotError::BadFormat);
+    }
+
+    // What the builder sends: a delta a few ticks old costs id, mode and context age before its
+    // length, and nothing else is in the payload.
+    const Clip walk = builtin_clip("walk");
+    const SkeletonPrecision prec = plan_precision(walk.skeleton, 1.0f);
+    const PrecisionLookup lookup = [&](uint16_t s) { return s == 0 ? &prec : nullptr; };
+    SnapshotHistory history;
+    SnapshotBuilder b;
+    int deltas = 0;
+    for (uint32_t tick = 2; tick < 40; tick += 2) {
+        std::vector<CharacterSnapshot> now{{3, 0, quantize_character(sample_pose(walk, tick / 60.0), walk.skeleton, prec, 0)}};
+        history.add(tick, now);
+        for (const SnapshotPart& p : b.build(tick, now, history, lookup)) {
+            const std::vector<test::PayloadEntry> entries = test::payload_entries(p.data);
+            ASSERT_EQ(entries.size(), 1u);
+            EXPECT_EQ(entries[0].coded_at + entries[0].coded_bytes, p.data.size());
+            if ((entries[0].mode & kModeMask) == 1) {
+                ++deltas;
+                EXPECT_EQ(p.data[2] >> kModeAgeShift, 2) << "the baseline two ticks old, in the mode byte";
+                EXPECT_EQ(entries[0].coded_at, 1u + 1u + 1u + 1u + (entries[0].coded_bytes < 128 ? 1u : 2u));
+            }
+            b.on_delivered(tick, p.units);
+        }
+    }
+    EXPECT_GT(deltas, 10);
 }

@@ -74,19 +74,31 @@ const QCharacter* SnapshotDecoder::find(uint16_t id, uint32_t tick, JointRange j
     return &e.state;
 }
 
-SnapshotError SnapshotDecoder::read_header(std::span<const uint8_t> data, size_t& pos, Header& h) const {
-    h = Header{};
+uint8_t entry_mode_byte(uint32_t mode, uint32_t base_age) {
+    const bool short_age = (mode & kModeMask) >= 1 && base_age >= 1 && base_age <= kMaxModeAge;
+    return uint8_t(mode | (short_age ? base_age << kModeAgeShift : 0));
+}
+
+SnapshotError read_entry_header(std::span<const uint8_t> data, size_t& pos, EntryHeader& h) {
+    h = EntryHeader{};
     if (!get_varint(data, pos, h.id) || h.id > 0xFFFF) return SnapshotError::Truncated;
     if (pos >= data.size()) return SnapshotError::Truncated;
-    h.mode = data[pos++];
-    if ((h.mode & kModeMask) > 2 || (h.mode & ~uint32_t(kModeMask | kModePart | kModeAhead)) != 0) return SnapshotError::BadFormat;
+    const uint32_t byte = data[pos++];
+    h.mode = byte & ((1u << kModeAgeShift) - 1);
+    const uint32_t mode_age = byte >> kModeAgeShift;
+    if ((h.mode & kModeMask) > 2) return SnapshotError::BadFormat;
+    const uint32_t mode = h.mode & kModeMask;
+    if (mode == 0 && mode_age != 0) return SnapshotError::BadFormat;
     if ((h.mode & kModePart) && (!get_varint(data, pos, h.first) || !get_varint(data, pos, h.count)))
         return SnapshotError::Truncated;
     if ((h.mode & kModeAhead) && (!get_varint(data, pos, h.ahead_ticks) || !get_varint(data, pos, h.plan)))
         return SnapshotError::Truncated;
     if (h.ahead_ticks > kMaxAheadTicks || h.plan > 0xFFFF) return SnapshotError::BadFormat;
-    const uint32_t mode = h.mode & kModeMask;
-    if (mode >= 1 && (!get_varint(data, pos, h.base_age) || !get_varint(data, pos, h.ctx_age))) return SnapshotError::Truncated;
+    if (mode >= 1) {
+        h.base_age = mode_age;
+        if (mode_age == 0 && !get_varint(data, pos, h.base_age)) return SnapshotError::Truncated;
+        if (!get_varint(data, pos, h.ctx_age)) return SnapshotError::Truncated;
+    }
     if (mode == 2 && !get_varint(data, pos, h.hold)) return SnapshotError::Truncated;
     if (h.hold > 255) return SnapshotError::BadFormat;
     uint32_t len = 0;
@@ -96,7 +108,7 @@ SnapshotError SnapshotDecoder::read_header(std::span<const uint8_t> data, size_t
     return SnapshotError::None;
 }
 
-SnapshotError SnapshotDecoder::decode_entry(uint32_t tick, const Header& h, const SkeletonPrecision& prec, JointRange range,
+SnapshotError SnapshotDecoder::decode_entry(uint32_t tick, const EntryHeader& h, const SkeletonPrecision& prec, JointRange range,
                                             DecodedCharacter& out) {
     const uint16_t id = uint16_t(h.id);
     const uint32_t mode = h.mode & kModeMask;
@@ -140,14 +152,12 @@ SnapshotError SnapshotDecoder::decode(uint32_t tick, std::span<const uint8_t> da
     out.clear();
     if (refused) refused->clear();
     if (data.empty() || data[0] != kSnapshotFormat) return SnapshotError::BadFormat;
-    size_t pos = 1;
-    uint32_t count = 0;
-    if (!get_varint(data, pos, count)) return SnapshotError::Truncated;
-    if (count > 4096) return SnapshotError::BadFormat;
     SnapshotError first_error = SnapshotError::None;
-    for (uint32_t i = 0; i < count; ++i) {
-        Header h;
-        if (const SnapshotError e = read_header(data, pos, h); e != SnapshotError::None) return e;
+    size_t pos = 1;
+    for (uint32_t i = 0; pos < data.size(); ++i) {
+        if (i == kMaxEntries) return SnapshotError::BadFormat;
+        EntryHeader h;
+        if (const SnapshotError e = read_entry_header(data, pos, h); e != SnapshotError::None) return e;
         const int skel = skeleton_of(uint16_t(h.id));
         const SkeletonPrecision* prec = skel < 0 ? nullptr : precision(uint16_t(skel));
         const uint32_t joints = prec ? uint32_t(prec->joints.size()) : 0;

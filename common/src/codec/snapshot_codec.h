@@ -6,12 +6,14 @@
 // Payload of one datagram (the opaque bytes a Snapshot message carries; the tick travels beside
 // it), decodable on its own given the receiver's history:
 //   u8 format (kSnapshotFormat)
-//   varint character count
-//   per entry:     varint id, u8 mode (bits 0-1: 0 full, 1 delta, 2 delta with a level of detail;
-//                  bit 2: a part of the character; bit 3: a look-ahead),
+//   entries to the end of the payload (at most kMaxEntries), each:
+//                  varint id, u8 mode (bits 0-1: 0 full, 1 delta, 2 delta with a level of detail;
+//                  bit 2: a part of the character; bit 3: a look-ahead; bits 4-7: a delta's
+//                  baseline age in ticks when 1..15, else 0),
 //                  [part: varint first joint, varint joint count],
 //                  [look-ahead: varint ticks ahead of the snapshot's tick, varint plan],
-//                  [delta: varint baseline age in ticks, varint context age in ticks (0: none)],
+//                  [delta: varint baseline age in ticks unless the mode byte holds it,
+//                          varint context age in ticks (0: none)],
 //                  [mode 2: varint hold depth: deeper joints keep the baseline's values],
 //                  varint length, range-coded bytes.
 // An entry without the part bit carries every joint. A character whose update does not fit one
@@ -30,9 +32,11 @@
 
 namespace ks {
 
-constexpr uint8_t kSnapshotFormat = 5;  // 5: per-component residual scales; 4: look-ahead entries; 3: characters in parts; 2: a 16-bit state check per character
+constexpr uint8_t kSnapshotFormat = 6;  // 6: no entry count, short baseline ages in the mode byte; 5: per-component residual scales; 4: look-ahead entries; 3: characters in parts; 2: a 16-bit state check per character
 constexpr uint8_t kModeMask = 0x3, kModePart = 0x4, kModeAhead = 0x8;
 constexpr uint32_t kMaxAheadTicks = 2000;  // 2 s at 1000 Hz ticks
+constexpr uint32_t kMaxEntries = 4096;     // per payload
+constexpr uint32_t kModeAgeShift = 4, kMaxModeAge = 15;  // a baseline age the mode byte holds
 
 // Characters with more joints than this are sent in parts of at most this many joints (a full
 // part of 96 joints codes to about 600-800 bytes, within one datagram's payload).
@@ -81,6 +85,16 @@ const char* snapshot_error_name(SnapshotError e);
 // Errors that leave the rest of the datagram unreadable (the others refuse one entry).
 inline bool is_framing_error(SnapshotError e) { return e == SnapshotError::BadFormat || e == SnapshotError::Truncated; }
 
+// One entry's framing, as read from a payload.
+struct EntryHeader {
+    uint32_t id = 0, mode = 0, first = 0, count = 0, base_age = 0, ctx_age = 0, hold = 0, ahead_ticks = 0, plan = 0;
+    std::span<const uint8_t> bytes;  // the coded bytes
+};
+// Reads the entry at `pos` and moves past it: None, Truncated or BadFormat (the framing's limits).
+SnapshotError read_entry_header(std::span<const uint8_t> data, size_t& pos, EntryHeader& h);
+// The mode byte of an entry (kMode* bits; a delta's baseline age within it when it fits).
+uint8_t entry_mode_byte(uint32_t mode, uint32_t base_age);
+
 // An entry the decoder refused; the others in its datagram are applied.
 struct RefusedCharacter {
     uint16_t id;
@@ -113,12 +127,7 @@ private:
         QCharacter state;
         std::vector<uint8_t> have;  // per joint: decoded for this tick
     };
-    struct Header {
-        uint32_t id = 0, mode = 0, first = 0, count = 0, base_age = 0, ctx_age = 0, hold = 0, ahead_ticks = 0, plan = 0;
-        std::span<const uint8_t> bytes;
-    };
-    SnapshotError read_header(std::span<const uint8_t> data, size_t& pos, Header& h) const;
-    SnapshotError decode_entry(uint32_t tick, const Header& h, const SkeletonPrecision& prec, JointRange range,
+    SnapshotError decode_entry(uint32_t tick, const EntryHeader& h, const SkeletonPrecision& prec, JointRange range,
                                DecodedCharacter& out);
     float tick_hz_;
     uint32_t capacity_;

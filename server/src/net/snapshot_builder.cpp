@@ -92,7 +92,8 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
         if (lod) out.mixed = std::make_shared<QCharacter>();
         encode_character(chunk, c.state, base ? &cb : nullptr, prec, u.joints, &e.cost, out.mixed.get());
         put_varint(e.framed, c.id);
-        e.framed.push_back(uint8_t((base ? (lod ? 2 : 1) : 0) | (u.split ? kModePart : 0) | (c.state.ahead ? kModeAhead : 0)));
+        const uint32_t base_age = base ? tick - out.base_tick : 0;
+        e.framed.push_back(entry_mode_byte((base ? (lod ? 2 : 1) : 0) | (u.split ? kModePart : 0) | (c.state.ahead ? kModeAhead : 0), base_age));
         if (u.split) {
             put_varint(e.framed, u.joints.first);
             put_varint(e.framed, u.joints.count);
@@ -102,7 +103,7 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
             put_varint(e.framed, c.state.plan);
         }
         if (base) {
-            put_varint(e.framed, tick - out.base_tick);
+            if (base_age > kMaxModeAge) put_varint(e.framed, base_age);
             put_varint(e.framed, cb.context ? out.base_tick - ctx_tick : 0);
         }
         if (lod) put_varint(e.framed, uint32_t(cb.hold_depth));
@@ -219,8 +220,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         const int hold = hold_depth && pressed ? hold_depth(u.c->id) : -1;
         const Coded coded = code(tick, u, pu, history, prec, cache, hold);
         const std::vector<uint8_t>& framed = coded.bytes().framed;
-        // Header bytes of a new datagram: format + count (<= 2 varint bytes).
-        const size_t header = 1 + 2;
+        const size_t header = 1;  // a new datagram's payload format byte
         if (framed.size() + header > cfg_.max_payload_bytes) {
             ++stats_.unsent[size_t(Unsent::TooLarge)];
             report(u.c->id, Unsent::TooLarge, framed.size(), u.joints.count);
@@ -237,7 +237,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             continue;
         }
         skipped_in_row = 0;
-        if (opens_datagram) parts.push_back({tick, {kSnapshotFormat, 0, 0}, {}});  // count patched below
+        if (opens_datagram) parts.push_back({tick, {kSnapshotFormat}, {}});
         SnapshotPart& part = parts.back();
         part.data.insert(part.data.end(), framed.begin(), framed.end());
         part.units.push_back(u.key);
@@ -264,11 +264,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             report(u.c->id, Unsent::Starved, 0, u.joints.count);
         }
     }
-    // Patch each datagram's character count (2-byte varint slot, always two bytes).
     for (SnapshotPart& p : parts) {
-        const uint32_t n = uint32_t(p.units.size());
-        p.data[1] = uint8_t((n & 0x7F) | 0x80);
-        p.data[2] = uint8_t(n >> 7);
         stats_.payload_bytes += p.data.size();
         ++stats_.datagrams;
     }
