@@ -432,3 +432,24 @@ TEST(Parts, AServerJumpingItsTickAheadCostsTheClientNothing) {
     EXPECT_EQ(session.stats().snapshots_lost, 1999999999u);
     EXPECT_EQ(session.stats().snapshots_received, 2u);
 }
+
+TEST(Parts, TheReceiverHoldsTheStatesTheSenderCanReferenceAndNoOlder) {
+    // A game rig streamed for 20 s (30 Hz snapshots of 60 Hz ticks, every part acknowledged).
+    Stream s(make_game_rig(builtin_clip("walk")), 1);
+    const size_t joints = s.prec.joints.size();
+    uint32_t last = 0;
+    for (uint32_t t = 2; t <= 1200; t += 2) {
+        for (const SnapshotPart& p : s.tick(t)) {
+            std::vector<DecodedCharacter> out;
+            ASSERT_EQ(s.decode(p, out), SnapshotError::None) << "tick " << t;
+            s.builder.on_delivered(t, p.units);
+        }
+        last = t;
+    }
+    EXPECT_NE(s.decoder.find(0, last - (kHistoryTicks - 2)), nullptr) << "the oldest state a reference may reach";
+    EXPECT_EQ(s.decoder.find(0, last - kHistoryTicks), nullptr);
+    // A slot per snapshot tick within kHistoryTicks: 128 states of 250 joints, 76 + 1 bytes each.
+    const size_t states = kHistoryTicks / 2 * joints * (sizeof(QJoint) + 1);
+    EXPECT_GE(s.decoder.held_bytes(), states);
+    EXPECT_LE(s.decoder.held_bytes(), states + kHistoryTicks * 128) << "twice the history would be " << 2 * states;
+}

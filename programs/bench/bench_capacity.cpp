@@ -62,7 +62,12 @@ void report(benchmark::State& state, const InProcessRig& rig, int clients, std::
     const double lookups = double(cache.hits() + cache.misses());
     state.counters["shared_encoding_ratio"] = lookups > 0 ? double(cache.hits()) / lookups : 0.0;
     uint64_t received = 0;
-    for (const auto& s : rig.sessions()) received += s->stats().characters_decoded;
+    size_t held = 0;
+    for (const auto& s : rig.sessions()) {
+        received += s->stats().characters_decoded;
+        held += s->decoder().held_bytes();
+    }
+    state.counters["client_history_mb_per_client"] = double(held) / double(clients) / 1e6;
     state.counters["characters_per_client_per_s"] = double(received) / double(clients) / seconds;
     size_t wire = 0;
     for (int c = 0; c < clients; ++c)

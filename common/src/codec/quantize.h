@@ -20,18 +20,20 @@
 
 namespace ks {
 
+// The small fields first: 76 bytes a joint, not 84 (both ends keep hundreds of ticks of these).
 struct QJoint {
     uint8_t largest = 0;    // 0..3: w, x, y, z
-    int32_t rot[3] = {};    // the other three components, in order, as grid indices
-    int32_t ang[3] = {};
     bool moved = false;     // position differs from rest (always true for the root)
+    bool scaled = false;    // scale not exactly unit
+    int32_t rot[3] = {};    // the other three components of the rotation, in order, as grid indices
+    int32_t ang[3] = {};
     int32_t pos[3] = {};    // root: world position; others: offset from rest
     int32_t vel[3] = {};
-    bool scaled = false;    // scale not exactly unit
     int32_t lscl[3] = {};   // log scale
     int32_t svl[3] = {};
     bool operator==(const QJoint&) const = default;
 };
+static_assert(sizeof(QJoint) == 76);
 
 struct QCharacter {
     uint16_t epoch = 0;

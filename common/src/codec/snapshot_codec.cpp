@@ -79,6 +79,15 @@ uint8_t entry_mode_byte(uint32_t mode, uint32_t base_age) {
     return uint8_t(mode | (short_age ? base_age << kModeAgeShift : 0));
 }
 
+size_t SnapshotDecoder::held_bytes() const {
+    size_t n = 0;
+    for (const auto& [id, ring] : rings_) {
+        n += ring.capacity() * sizeof(Entry);
+        for (const Entry& e : ring) n += e.state.joints.capacity() * sizeof(QJoint) + e.have.capacity();
+    }
+    return n;
+}
+
 SnapshotError read_entry_header(std::span<const uint8_t> data, size_t& pos, EntryHeader& h) {
     h = EntryHeader{};
     if (!get_varint(data, pos, h.id) || h.id > 0xFFFF) return SnapshotError::Truncated;

@@ -36,6 +36,9 @@ constexpr uint8_t kSnapshotFormat = 6;  // 6: no entry count, short baseline age
 constexpr uint8_t kModeMask = 0x3, kModePart = 0x4, kModeAhead = 0x8;
 constexpr uint32_t kMaxAheadTicks = 2000;  // 2 s at 1000 Hz ticks
 constexpr uint32_t kMaxEntries = 4096;     // per payload
+// Ticks of states each end keeps per character: a delta's baseline and context lie within them
+// (the sender's history holds no older state, so the receiver needs none).
+constexpr uint32_t kHistoryTicks = 256;
 constexpr uint32_t kModeAgeShift = 4, kMaxModeAge = 15;  // a baseline age the mode byte holds
 
 // Characters with more joints than this are sent in parts of at most this many joints (a full
@@ -106,7 +109,7 @@ struct RefusedCharacter {
 class SnapshotDecoder {
 public:
     // tick_hz must match the sender's: baseline ages travel in ticks.
-    explicit SnapshotDecoder(float tick_hz = 60.0f, uint32_t capacity_ticks = 512) : tick_hz_(tick_hz), capacity_(capacity_ticks) {}
+    explicit SnapshotDecoder(float tick_hz = 60.0f, uint32_t capacity_ticks = kHistoryTicks) : tick_hz_(tick_hz), capacity_(capacity_ticks) {}
     void set_tick_hz(float hz) { tick_hz_ = hz; }
     // skeleton_of(id) gives a character's skeleton id (or -1 if unknown). Entries decode one by
     // one: a refused entry is listed in `refused` (when given) and the others are still decoded.
@@ -119,6 +122,9 @@ public:
     const QCharacter* find(uint16_t id, uint32_t tick, JointRange joints = {}) const;
     // Drop a character's history (e.g. its skeleton changed).
     void forget(uint16_t id) { rings_.erase(id); }
+    // Bytes the history holds: per character, a slot per tick received within kHistoryTicks,
+    // each the character's joints.
+    size_t held_bytes() const;
 
 private:
     struct Entry {

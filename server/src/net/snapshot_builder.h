@@ -20,7 +20,7 @@ namespace ks {
 // Recent quantized states of every character, shared by all clients of a server.
 class SnapshotHistory {
 public:
-    explicit SnapshotHistory(uint32_t capacity_ticks = 256) : capacity_(capacity_ticks) {}
+    explicit SnapshotHistory(uint32_t capacity_ticks = kHistoryTicks) : capacity_(capacity_ticks) {}
     void add(uint32_t tick, std::span<const CharacterSnapshot> characters);
     const QCharacter* find(uint16_t id, uint32_t tick) const;
     uint32_t capacity() const { return capacity_; }
@@ -151,7 +151,7 @@ private:
         std::shared_ptr<const QCharacter> held;  // sent with a level of detail: the mix the client holds
     };
     struct PerUnit {
-        std::vector<Sent> sent = std::vector<Sent>(256);
+        std::vector<Sent> sent = std::vector<Sent>(kHistoryTicks);
         float accumulator = 0.0f;
         uint32_t newest_acked = 0;
         bool any_acked = false;
