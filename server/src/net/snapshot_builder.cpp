@@ -173,7 +173,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
                                                  const std::function<float(uint16_t)>& priority, EncodeCache* cache,
                                                  const std::function<int(uint16_t)>& hold_depth) {
     // Budget for this snapshot, with at most one snapshot's worth carried over.
-    const double per_snapshot = cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz);
+    const double per_snapshot = per_snapshot_budget();
     double budget = per_snapshot + budget_carry_;
 
     // Every unit (a character, or each of its parts), highest accumulated priority first.
@@ -275,10 +275,9 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
 
 void SnapshotBuilder::charge(size_t bytes) { budget_carry_ -= double(bytes); }
 
-void SnapshotBuilder::idle() {
-    const double per_snapshot = cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz);
-    budget_carry_ = std::min(budget_carry_ + per_snapshot, per_snapshot);
-}
+double SnapshotBuilder::per_snapshot_budget() const { return cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz); }
+
+void SnapshotBuilder::idle() { budget_carry_ = std::min(budget_carry_ + per_snapshot_budget(), per_snapshot_budget()); }
 
 const EncodeCache::Entry& EncodeCache::get(uint32_t tick, uint64_t key, const std::function<Entry()>& make) {
     {

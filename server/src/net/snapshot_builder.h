@@ -174,6 +174,7 @@ private:
     static bool holds(const PerUnit& pu, uint32_t tick);  // the client acknowledged the unit at that tick
     bool at_rest(uint32_t tick, const Candidate& u, const PerUnit& pu, const SnapshotHistory& history) const;
     void report(uint16_t character, Unsent why, size_t bytes, size_t joints);
+    double per_snapshot_budget() const;  // bytes
 
     BuilderConfig cfg_;
     std::unordered_map<UnitKey, PerUnit> units_;
