@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include <kinesync/common/math/quat.h>
 #include "tests/support/synthetic.h"
@@ -137,4 +138,44 @@ TEST(Quat, EulerOrderFollowsChannelList) {
     const quat expected = quat_mul(quat_mul(quat_from_angle_axis(a[0], {0, 0, 1}), quat_from_angle_axis(a[1], {1, 0, 0})),
                                    quat_from_angle_axis(a[2], {0, 1, 0}));
     EXPECT_LT(rot_angle(quat_from_euler("ZXY", a), expected), 1e-6f);
+}
+
+TEST(Quat, SeriesBelowTheThresholdsAgreeWithTheClosedFormsInDouble) {
+    // quat_exp, quat_log and the left Jacobian and its inverse take Taylor series at small angles:
+    // against the closed forms in double, within 2e-7 relative, on both sides of every threshold.
+    Rng rng(9);
+    double worst[4] = {};
+    for (double angle : {1e-9, 1e-6, 1e-3, 0.05, 0.2499, 0.25, 0.2501, 0.2999, 0.3, 0.3001, 0.4999, 0.5, 0.5001, 1.0, 2.5}) {
+        for (int i = 0; i < 40; ++i) {
+            const vec3 axis = normalize(rng.vec(-1, 1)), w = rng.vec(-1, 1);
+            const vec3 phi = axis * float(angle);
+            const double t = length(phi), dx = phi.x, dy = phi.y, dz = phi.z;
+            // Exp of the half angle: (cos t/2, axis sin t/2).
+            const quat q = quat_from_scaled_angle_axis(phi);
+            const double sh = std::sin(t / 2) / t;
+            worst[0] = std::max({worst[0], std::fabs(q.w - std::cos(t / 2)), std::fabs(q.x - dx * sh) / (t * sh),
+                                 std::fabs(q.y - dy * sh) / (t * sh), std::fabs(q.z - dz * sh) / (t * sh)});
+            // Log: back to phi.
+            const vec3 back = quat_to_scaled_angle_axis(q);
+            worst[1] = std::max(worst[1], double(length(back - phi)) / t);
+            // J_l(phi) w = w + a phi x w + b phi x (phi x w), a = (1 - cos t)/t^2, b = (t - sin t)/t^3.
+            const double a = t < 1e-4 ? 0.5 : (1 - std::cos(t)) / (t * t), b = t < 1e-3 ? 1.0 / 6.0 : (t - std::sin(t)) / (t * t * t);
+            const vec3 pw = cross(phi, w), ppw = cross(phi, pw);
+            const vec3 j = so3_left_jacobian_mul(phi, w);
+            const double jx = w.x + a * pw.x + b * ppw.x, jy = w.y + a * pw.y + b * ppw.y, jz = w.z + a * pw.z + b * ppw.z;
+            worst[2] = std::max(worst[2], std::sqrt((j.x - jx) * (j.x - jx) + (j.y - jy) * (j.y - jy) + (j.z - jz) * (j.z - jz)) / double(length(w)));
+            // J_l^-1 w = w - phi x w / 2 + c phi x (phi x w), c = (1 - (t/2) cot(t/2)) / t^2.
+            const double c = t < 1e-3 ? 1.0 / 12.0 : (1 - (t / 2) / std::tan(t / 2)) / (t * t);
+            const vec3 ji = so3_left_jacobian_inv_mul(phi, w);
+            const double ix = w.x - 0.5 * pw.x + c * ppw.x, iy = w.y - 0.5 * pw.y + c * ppw.y, iz = w.z - 0.5 * pw.z + c * ppw.z;
+            worst[3] = std::max(worst[3], std::sqrt((ji.x - ix) * (ji.x - ix) + (ji.y - iy) * (ji.y - iy) + (ji.z - iz) * (ji.z - iz)) / double(length(w)));
+        }
+    }
+    EXPECT_LT(worst[0], 2e-7) << "quat_exp";
+    EXPECT_LT(worst[1], 4e-7) << "quat_log";
+    EXPECT_LT(worst[2], 4e-7) << "so3_left_jacobian_mul";
+    EXPECT_LT(worst[3], 4e-7) << "so3_left_jacobian_inv_mul";
+    char text[96];
+    std::snprintf(text, sizeof text, "%.2e %.2e %.2e %.2e", worst[0], worst[1], worst[2], worst[3]);
+    RecordProperty("worst", text);
 }

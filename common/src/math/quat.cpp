@@ -2,14 +2,12 @@
 
 namespace ks {
 
-quat quat_exp(vec3 v) {
-    const float halfangle = length(v);
-    // sin(h)/h: Taylor below 1e-4 rad, where the closed form is 0/0-prone and 1 - h^2/6 is exact in float.
-    const float s = halfangle < 1e-4f ? 1.0f - halfangle * halfangle / 6.0f : std::sin(halfangle) / halfangle;
+quat detail::quat_exp_wide(vec3 v, float h2) {
+    const float halfangle = std::sqrt(h2), s = std::sin(halfangle) / halfangle;
     return {std::cos(halfangle), v.x * s, v.y * s, v.z * s};
 }
 
-vec3 quat_log(quat q) {
+vec3 detail::quat_log_wide(quat q) {
     const float s = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z);
     if (s < 1e-20f) {
         // Identity (or -identity, whose axis is undefined): the limit of atan2(s, w)/s is 1/w.
@@ -64,40 +62,27 @@ quat quat_slerp_via(quat q, quat p, quat& dir, float t) {
 // series are used (truncation < 1e-10 there); above it float evaluation is accurate to ~1e-6.
 void so3_left_jacobian_coeffs(float t2, float theta, float sin_half, float sin_theta, float& a, float& b) {
     if (t2 < 0.09f) {  // theta < 0.3
-        a = 0.5f - t2 * (1.0f / 24.0f - t2 * (1.0f / 720.0f - t2 / 40320.0f));
-        b = 1.0f / 6.0f - t2 * (1.0f / 120.0f - t2 * (1.0f / 5040.0f - t2 / 362880.0f));
+        detail::so3_left_jacobian_series(t2, a, b);
         return;
     }
     a = 2.0f * sin_half * sin_half / t2;  // (1 - cos theta) / theta^2
     b = (theta - sin_theta) / (t2 * theta);
 }
 
-vec3 so3_left_jacobian_mul(vec3 phi, vec3 v) {
-    const float t2 = dot(phi, phi);
+vec3 detail::so3_left_jacobian_mul_wide(vec3 phi, vec3 v) {
+    const float t2 = dot(phi, phi), theta = std::sqrt(t2);
     float a, b;
-    if (t2 < 0.09f) {
-        so3_left_jacobian_coeffs(t2, 0.0f, 0.0f, 0.0f, a, b);
-    } else {
-        const float theta = std::sqrt(t2);
-        so3_left_jacobian_coeffs(t2, theta, std::sin(0.5f * theta), std::sin(theta), a, b);
-    }
+    so3_left_jacobian_coeffs(t2, theta, std::sin(0.5f * theta), std::sin(theta), a, b);
     const vec3 pv = cross(phi, v);
     return v + a * pv + b * cross(phi, pv);
 }
 
-float so3_left_jacobian_inv_coeff(float t2) {
-    if (t2 < 0.25f)  // theta < 0.5
-        return 1.0f / 12.0f + t2 * (1.0f / 720.0f + t2 * (1.0f / 30240.0f + t2 / 1209600.0f));
+float detail::so3_left_jacobian_inv_coeff_wide(float t2) {
     // (1 - (theta/2) cot(theta/2)) / theta^2; singular only at theta = 2 pi.
     const float h = 0.5f * std::sqrt(t2);
     return (1.0f - h * std::cos(h) / std::sin(h)) / t2;
 }
 
-vec3 so3_left_jacobian_inv_mul(vec3 phi, vec3 v) {
-    const float c = so3_left_jacobian_inv_coeff(dot(phi, phi));
-    const vec3 pv = cross(phi, v);
-    return v - 0.5f * pv + c * cross(phi, pv);
-}
 
 quat quat_from_euler(const char order[3], const float angles[3]) {
     quat q;

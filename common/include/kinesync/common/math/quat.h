@@ -51,11 +51,40 @@ constexpr vec3 quat_mul_vec3(quat q, vec3 v) {
 }
 constexpr vec3 quat_inv_mul_vec3(quat q, vec3 v) { return quat_mul_vec3(quat_inv(q), v); }
 
-// Half-angle exponential map: (0, v) -> (cos|v|, v sin|v| / |v|).
-quat quat_exp(vec3 v);
+namespace detail {
+quat quat_exp_wide(vec3 v, float h2);  // quat_exp for |v|^2 = h2 >= 1/16
+// Taylor series of the left Jacobian's coefficients (see so3_left_jacobian_coeffs), truncation
+// < 1e-10 for t2 = |phi|^2 < 0.09.
+inline void so3_left_jacobian_series(float t2, float& a, float& b) {
+    a = 0.5f - t2 * (1.0f / 24.0f - t2 * (1.0f / 720.0f - t2 / 40320.0f));
+    b = 1.0f / 6.0f - t2 * (1.0f / 120.0f - t2 * (1.0f / 5040.0f - t2 / 362880.0f));
+}
+}  // namespace detail
+
+// Half-angle exponential map: (0, v) -> (cos|v|, v sin|v| / |v|). Inline: the offsets and steps it
+// mostly takes are below a quarter radian, where the Taylor series of sin(h)/h and cos(h),
+// truncated past h^8 (error < 1e-13), replace the square root, sine and cosine.
+inline quat quat_exp(vec3 v) {
+    const float h2 = dot(v, v);
+    if (h2 >= 0.0625f) return detail::quat_exp_wide(v, h2);
+    const float s = 1.0f - h2 * (1.0f / 6.0f - h2 * (1.0f / 120.0f - h2 * (1.0f / 5040.0f - h2 * (1.0f / 362880.0f))));
+    const float c = 1.0f - h2 * (0.5f - h2 * (1.0f / 24.0f - h2 * (1.0f / 720.0f - h2 * (1.0f / 40320.0f))));
+    return {c, v.x * s, v.y * s, v.z * s};
+}
+namespace detail {
+vec3 quat_log_wide(quat q);
+}
 // Inverse of quat_exp, accurate at small angles (atan2, never acos). For q with w < 0 it returns
-// the long-way vector (half angle in (pi/2, pi]); apply quat_abs first for the short way.
-vec3 quat_log(quat q);
+// the long-way vector (half angle in (pi/2, pi]); apply quat_abs first for the short way. Below
+// |v| / w = 1/8 (a quarter radian) atan(x)/x's Taylor series, truncated past x^8 (error < 1e-10).
+inline vec3 quat_log(quat q) {
+    const vec3 v{q.x, q.y, q.z};
+    const float s2 = dot(v, v);
+    if (!(q.w > 0.0f && s2 < 0.015625f * q.w * q.w)) return detail::quat_log_wide(q);
+    const float inv_w = 1.0f / q.w, x2 = s2 * inv_w * inv_w;
+    const float k = 1.0f - x2 * (1.0f / 3.0f - x2 * (1.0f / 5.0f - x2 * (1.0f / 7.0f - x2 * (1.0f / 9.0f))));
+    return v * (k * inv_w);
+}
 inline quat quat_from_scaled_angle_axis(vec3 v) { return quat_exp(v * 0.5f); }
 inline vec3 quat_to_scaled_angle_axis(quat q) { return 2.0f * quat_log(q); }
 quat quat_from_angle_axis(float angle, vec3 axis);  // axis must be unit
@@ -83,13 +112,34 @@ quat quat_via_path(quat q, quat p, quat dir);
 // for R(t) = Exp(phi(t)), the parent-frame angular velocity is J_l(phi) dphi/dt.
 // These make weighted exponential-map blends (slerp, partial additives, inertialization)
 // give exact angular velocities instead of the published weighted sums.
-vec3 so3_left_jacobian_mul(vec3 phi, vec3 v);
-vec3 so3_left_jacobian_inv_mul(vec3 phi, vec3 v);
+namespace detail {
+vec3 so3_left_jacobian_mul_wide(vec3 phi, vec3 v);  // for |phi| >= 0.3
+}
+inline vec3 so3_left_jacobian_mul(vec3 phi, vec3 v) {
+    const float t2 = dot(phi, phi);
+    if (t2 >= 0.09f) return detail::so3_left_jacobian_mul_wide(phi, v);
+    float a, b;
+    detail::so3_left_jacobian_series(t2, a, b);
+    const vec3 pv = cross(phi, v);
+    return v + a * pv + b * cross(phi, pv);
+}
+namespace detail {
+float so3_left_jacobian_inv_coeff_wide(float t2);  // for t2 >= 0.25
+}
+// J_l(phi)^-1's c from t2 = |phi|^2: its series below 0.5 rad (truncation < 1e-10), else the closed form.
+inline float so3_left_jacobian_inv_coeff(float t2) {
+    if (t2 >= 0.25f) return detail::so3_left_jacobian_inv_coeff_wide(t2);
+    return 1.0f / 12.0f + t2 * (1.0f / 720.0f + t2 * (1.0f / 30240.0f + t2 / 1209600.0f));
+}
+inline vec3 so3_left_jacobian_inv_mul(vec3 phi, vec3 v) {
+    const float c = so3_left_jacobian_inv_coeff(dot(phi, phi));
+    const vec3 pv = cross(phi, v);
+    return v - 0.5f * pv + c * cross(phi, pv);
+}
 // Their coefficients, for callers that fuse them with other work: J_l(phi) = I + a [phi]x +
 // b [phi]x^2 from t2 = |phi|^2 and, at theta = |phi| >= 0.3 (Taylor series below), theta,
 // sin(theta / 2) and sin(theta) the caller already has; J_l(phi)^-1 = I - [phi]x / 2 + c [phi]x^2.
 void so3_left_jacobian_coeffs(float t2, float theta, float sin_half, float sin_theta, float& a, float& b);
-float so3_left_jacobian_inv_coeff(float t2);
 // exp(alpha log(path)) of a unit quaternion: one atan2 and one sincos.
 quat quat_scale_path(quat path, float alpha);
 
