@@ -27,6 +27,7 @@ const std::array<uint16_t, kProbOne>& cost_table() {
 }
 
 struct Enc {
+    static constexpr bool kEncodes = true;
     RangeEncoder rc;
     CodingCost* cost;
     int category = 0;
@@ -67,6 +68,7 @@ struct Enc {
 };
 
 struct Dec {
+    static constexpr bool kEncodes = false;  // what the encoder alone can know is not computed
     RangeDecoder rc;
     explicit Dec(std::span<const uint8_t> in) : rc(in) {}
     void set_category(int) {}
@@ -367,7 +369,8 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
         const double pz_rot = p_zero(d.mw) * p_zero(mr);
         pz = float(q.moved ? pz_rot * p_zero(pv) : pz_rot);
     }
-    const bool unchanged = io.bit(predicted_exactly(q, base, p, prec, wb, dt) ? 0 : 1, to_p0(pz)) == 0;
+    const bool exact = IO::kEncodes && predicted_exactly(q, base, p, prec, wb, dt);
+    const bool unchanged = io.bit(exact ? 0 : 1, to_p0(pz)) == 0;
     if (was_still && !unchanged) d = delta_scales(b, j, p, wb, ad);
     io.set_category(CodingCost::kAngular);
     double sum_w = 0, sum_r = 0, sum_p = 0, sum_v = 0;
