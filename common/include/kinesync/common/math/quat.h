@@ -63,7 +63,7 @@ inline void so3_left_jacobian_series(float t2, float& a, float& b) {
 
 // Half-angle exponential map: (0, v) -> (cos|v|, v sin|v| / |v|). Inline: the offsets and steps it
 // mostly takes are below a quarter radian, where the Taylor series of sin(h)/h and cos(h),
-// truncated past h^8 (error < 1e-13), replace the square root, sine and cosine.
+// truncated past h^8 (error < 3e-13), replace the square root, sine and cosine.
 inline quat quat_exp(vec3 v) {
     const float h2 = dot(v, v);
     if (h2 >= 0.0625f) return detail::quat_exp_wide(v, h2);
