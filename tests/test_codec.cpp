@@ -280,3 +280,22 @@ TEST(Codec, EntryFramingHoldsShortAgesInTheModeByteAndRefusesWhatItCannotMean) {
     }
     EXPECT_GT(deltas, 10);
 }
+
+TEST(Codec, ABaselineAgeWhoseContextCouldOutliveTheReceiversHistoryIsRefused) {
+    // A delta's context is as old again as its baseline may be: both must lie within kHistoryTicks.
+    for (const uint32_t age : {0u, 1u, 127u, 128u, 1000u}) {
+        BuilderConfig bc;
+        bc.max_baseline_age_ticks = age;
+        if (age >= 1 && 2 * age < kHistoryTicks) {
+            EXPECT_NO_THROW(SnapshotBuilder{bc}) << age;
+            continue;
+        }
+        try {
+            SnapshotBuilder b(bc);
+            ADD_FAILURE() << "max_baseline_age_ticks " << age << " accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.code(), Errc::InvalidConfig);
+            EXPECT_NE(std::string(e.what()).find("max_baseline_age_ticks"), std::string::npos) << e.what();
+        }
+    }
+}

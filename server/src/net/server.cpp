@@ -82,7 +82,7 @@ struct Server::Session {
 
 Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
     : cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed),
-      admission_(cfg.admission, cfg.max_clients, cfg.limit_loopback), history_(256) {
+      admission_(cfg.admission, cfg.max_clients, cfg.limit_loopback), history_(kHistoryTicks) {
     if (cfg_.worker_threads != 0) pool_ = std::make_unique<WorkerPool>(cfg_.worker_threads);
     start_ = std::chrono::steady_clock::now();
     if (cfg_.transport) {  // in-process: no socket

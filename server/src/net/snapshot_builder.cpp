@@ -1,5 +1,7 @@
 #include "server/src/net/snapshot_builder.h"
 
+#include "common/src/util/refusal_text.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -93,7 +95,8 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
         encode_character(chunk, c.state, base ? &cb : nullptr, prec, u.joints, &e.cost, out.mixed.get());
         put_varint(e.framed, c.id);
         const uint32_t base_age = base ? tick - out.base_tick : 0;
-        e.framed.push_back(entry_mode_byte((base ? (lod ? 2 : 1) : 0) | (u.split ? kModePart : 0) | (c.state.ahead ? kModeAhead : 0), base_age));
+        const uint8_t mode = entry_mode_byte((base ? (lod ? 2 : 1) : 0) | (u.split ? kModePart : 0) | (c.state.ahead ? kModeAhead : 0), base_age);
+        e.framed.push_back(mode);
         if (u.split) {
             put_varint(e.framed, u.joints.first);
             put_varint(e.framed, u.joints.count);
@@ -103,7 +106,7 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
             put_varint(e.framed, c.state.plan);
         }
         if (base) {
-            if (base_age > kMaxModeAge) put_varint(e.framed, base_age);
+            if ((mode >> kModeAgeShift) == 0) put_varint(e.framed, base_age);  // the mode byte does not hold it
             put_varint(e.framed, cb.context ? out.base_tick - ctx_tick : 0);
         }
         if (lod) put_varint(e.framed, uint32_t(cb.hold_depth));
@@ -126,6 +129,11 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
 // Nothing to say: every joint of the unit is at rest (no velocities) and as in the state the client
 // acknowledged and in every state sent since, which it keeps showing as they are. Sent again once
 // the baseline is half as old as a baseline may be, so one is always there.
+SnapshotBuilder::SnapshotBuilder(BuilderConfig cfg) : cfg_(cfg) {
+    detail::check_config_field(cfg.max_baseline_age_ticks >= 1 && cfg.max_baseline_age_ticks <= (kHistoryTicks - 1) / 2,
+                               "SnapshotBuilder", "max_baseline_age_ticks", cfg.max_baseline_age_ticks, "1 .. 127");
+}
+
 bool SnapshotBuilder::at_rest(uint32_t tick, const Candidate& u, const PerUnit& pu, const SnapshotHistory& history) const {
     if (!pu.any_acked || tick <= pu.newest_acked || tick - pu.newest_acked > cfg_.max_baseline_age_ticks / 2) return false;
 

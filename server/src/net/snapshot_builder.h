@@ -43,7 +43,7 @@ struct BuilderConfig {
     // What each snapshot datagram costs beyond its data, counted against the budget: the packet
     // header, sealing, the IPv4 and UDP headers.
     size_t datagram_overhead_bytes = 0;
-    uint32_t max_baseline_age_ticks = 120;
+    uint32_t max_baseline_age_ticks = 120;  // at most (kHistoryTicks - 1) / 2: a context is as old again
 };
 
 // What the builder tracks, sends and hears acknowledged: one character, or one part of a character
@@ -113,7 +113,9 @@ private:
 // One client's view: what it acknowledged, what baseline each sent state used, priorities.
 class SnapshotBuilder {
 public:
-    explicit SnapshotBuilder(BuilderConfig cfg = {}) : cfg_(cfg) {}
+    // Refuses (ks::Error) a max_baseline_age_ticks whose baseline and context could lie beyond
+    // what a receiver keeps (kHistoryTicks).
+    explicit SnapshotBuilder(BuilderConfig cfg = {});
     // Builds this snapshot's datagram payloads. A character of more than kMaxPartJoints joints goes
     // as parts (plan_parts), each with its own baseline, acknowledgement and priority. Parts that
     // do not fit the budget are skipped and rise in priority; `priority(id)` (default 1) scales how fast. `hold_depth(id)` >= 0
