@@ -693,6 +693,40 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
         ASSERT_EQ(full.size(), kMinConnectRequestBytes) << proof_bytes;
         expect_err(full, DecodeError::BadToken, "proof length");
     }
+    // Known skeletons: whole 32-byte hashes, at most kMaxKnownSkeletons of them.
+    for (size_t known_bytes : {size_t(31), size_t(33), (kMaxKnownSkeletons + 1) * kSkeletonHashBytes, size_t(64)}) {
+        Bytes full;
+        for (size_t pad = 0; pad < kMaxDatagram && full.size() < kMinConnectRequestBytes; pad += 1) {
+            reset();
+            const auto kn = fbb.CreateVector(std::vector<uint8_t>(known_bytes));
+            const auto c = fbb.CreateVector(std::vector<uint8_t>(kCookieBytes));
+            const auto p = fbb.CreateVector(std::vector<uint8_t>(pad));
+            full = raw_packet(fbb, wire::CreateChallengeResponse(fbb, 1, c, p, 0, kn));
+        }
+        ASSERT_EQ(full.size(), kMinConnectRequestBytes) << known_bytes;
+        if (known_bytes == 64) EXPECT_EQ(decode_err(full), DecodeError::None) << "two hashes";
+        else expect_err(full, DecodeError::BadSkeletonRef, "known skeletons length");
+    }
+    // Skeleton references: a 32-byte hash, a short name, at most kMaxRefsPerPacket of them.
+    for (size_t hash_bytes : {size_t(0), size_t(31), size_t(33)}) {
+        reset();
+        const auto r = wire::CreateSkeletonRef(fbb, 1, 0, hash_bytes ? fbb.CreateVector(std::vector<uint8_t>(hash_bytes)) : 0);
+        expect_err(raw_packet(fbb, wire::CreateSkeletonDefs(fbb, 1, 0, 0, fbb.CreateVector(&r, 1))), DecodeError::BadSkeletonRef,
+                   "reference hash length");
+    }
+    {
+        reset();
+        const auto h = fbb.CreateVector(std::vector<uint8_t>(kSkeletonHashBytes));
+        const auto r = wire::CreateSkeletonRef(fbb, 1, fbb.CreateString(std::string(kMaxNameBytes + 1, 'n')), h);
+        expect_err(raw_packet(fbb, wire::CreateSkeletonDefs(fbb, 1, 0, 0, fbb.CreateVector(&r, 1))), DecodeError::StringTooLong,
+                   "reference name");
+        reset();
+        const auto h2 = fbb.CreateVector(std::vector<uint8_t>(kSkeletonHashBytes));
+        const auto r2 = wire::CreateSkeletonRef(fbb, 1, 0, h2);
+        const std::vector<fb::Offset<wire::SkeletonRef>> many(kMaxRefsPerPacket + 1, r2);
+        expect_err(raw_packet(fbb, wire::CreateSkeletonDefs(fbb, 1, 0, 0, fbb.CreateVector(many))), DecodeError::BadSkeletonRef,
+                   "too many references");
+    }
     reset();
     expect_err(raw_packet(fbb, wire::CreateChallenge(fbb, 1, 0)), DecodeError::BadCookie, "no cookie");
     reset();

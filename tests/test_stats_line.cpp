@@ -93,7 +93,7 @@ TEST(StatsLine, EveryReasonAtOnceStaysOneBoundedLine) {
     for (size_t r = 1; r < f.malformed_by_reason.size(); ++r) f.malformed += f.malformed_by_reason[r] = 1000000 + r;
     const std::string line = stats_summary_line("stats", f, fake_clients(3));
     EXPECT_EQ(line.find('\n'), std::string::npos);
-    EXPECT_NE(line.find("(bad token 1000016, bad value 1000015, bad skeleton 1000014"), std::string::npos) << line;
+    EXPECT_NE(line.find("(bad skeleton reference 1000017, bad token 1000016, bad value 1000015, bad skeleton 1000014"), std::string::npos) << line;
     EXPECT_EQ(line.find("none"), std::string::npos) << line;
     EXPECT_LT(line.size(), 800u) << line;
 }

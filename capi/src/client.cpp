@@ -152,6 +152,14 @@ ks_result ks_client_set_viewpoint(ks_client* c, float x, float y, float z) {
     });
 }
 
+ks_result ks_client_set_skeleton_cache(ks_client* c, const char* dir) {
+    return guarded("ks_client_set_skeleton_cache", [&] {
+        KS_NEED(c);
+        c->client.set_skeleton_cache(dir ? dir : "");
+        return KS_OK;
+    });
+}
+
 int ks_client_next_event(ks_client* c, ks_event* out) {
     if (!c || !out || c->events.empty()) return 0;
     const ClientEvent e = c->events.front();

@@ -53,6 +53,7 @@ void ClientSession::connect(double now_s) {
     last_heard_ = now_s;
     received_ = {};
     assembler_ = {};
+    offered_ = std::min(known_.size(), kMaxKnownSkeletons);
     skeletons_.clear();
     precisions_.clear();
     character_skeleton_.clear();
@@ -115,10 +116,14 @@ void ClientSession::send_ack() {
 }
 
 void ClientSession::send_challenge_response(const Cookie& cookie) {
+    std::vector<SkeletonHash> offer;
+    for (size_t i = 0; i < offered_; ++i) offer.push_back(known_[i].hash);
     HandshakeProof proof{};
-    if (token_) proof = handshake_proof(token_->client_to_server, cookie, salt_);
-    send([&](const PacketHeader& h) { return build_challenge_response(h, salt_, cookie, token_ ? &proof : nullptr); }, true);
+    if (token_)
+        proof = handshake_proof(token_->client_to_server, cookie, salt_, {offer.empty() ? nullptr : offer[0].data(), offer.size() * kSkeletonHashBytes});
+    send([&](const PacketHeader& h) { return build_challenge_response(h, salt_, cookie, token_ ? &proof : nullptr, offer); }, true);
     ++stats_.challenge_responses;
+    stats_.skeletons_offered += offer.size();
 }
 
 void ClientSession::handshake_round(double now_s) {
@@ -336,12 +341,22 @@ void ClientSession::on_skeleton_defs(const DecodedPacket& p) {
     const auto* m = p.message<wire::SkeletonDefs>();
     reliable_to_ack_.push_back(m->message_id());
     if (!reliable_seen_.insert(m->message_id()).second) return;  // a resend of what we have
+    if (m->refs())
+        for (const wire::SkeletonRef* r : *m->refs()) on_skeleton_ref(*r);
     if (m->defs())
         for (const wire::SkeletonDef* d : *m->defs()) {
-            assembler_.add(*d);
-            if (auto s = assembler_.take(d->skeleton_id())) {
-                precisions_[s->skeleton_id] = plan_precision(s->skeleton, s->metres_per_unit);
-                skeletons_[s->skeleton_id] = std::move(*s);
+            std::string why;
+            if (!assembler_.add(*d, &why)) {
+                skeleton_error(why);
+                continue;
+            }
+            if (!assembler_.complete(d->skeleton_id())) continue;
+            if (auto s = assembler_.take(d->skeleton_id(), &why)) {
+                ++stats_.skeletons_in_full;
+                new_skeletons_.push_back(*s);
+                add_skeleton(std::move(*s));
+            } else {
+                skeleton_error(why);
             }
         }
     if (m->characters())
@@ -351,6 +366,30 @@ void ClientSession::on_skeleton_defs(const DecodedPacket& p) {
             it->second = c->skeleton_id();
             character_names_[c->character_id()] = c->name() ? c->name()->str() : std::string();
         }
+}
+
+void ClientSession::on_skeleton_ref(const wire::SkeletonRef& r) {
+    SkeletonHash h{};
+    std::copy_n(r.hash()->data(), h.size(), h.begin());  // 32 bytes (decode_packet)
+    const auto end = known_.begin() + std::ptrdiff_t(offered_);
+    const auto it = std::find_if(known_.begin(), end, [&](const KnownSkeleton& k) { return k.hash == h; });
+    if (it == end) {
+        skeleton_error("skeleton " + std::to_string(r.skeleton_id()) + ": referred to by hash " + to_hex(h).substr(0, 16) +
+                       "..., which this client did not offer");
+        return;
+    }
+    ++stats_.skeletons_by_reference;
+    used_skeletons_.push_back(h);
+    add_skeleton({r.skeleton_id(), r.name() ? r.name()->str() : std::string(), it->skeleton, it->metres_per_unit});
+}
+
+void ClientSession::add_skeleton(ReceivedSkeleton s) {
+    precisions_[s.skeleton_id] = plan_precision(s.skeleton, s.metres_per_unit);
+    skeletons_[s.skeleton_id] = std::move(s);
+}
+
+void ClientSession::skeleton_error(const std::string& why) {
+    if (stats_.skeleton_errors++ == 0) first_skeleton_error_ = why;
 }
 
 void ClientSession::on_events(const DecodedPacket& p) {

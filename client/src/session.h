@@ -55,6 +55,14 @@ struct ClientSessionConfig {
     double timeout_s = 5.0;         // no datagram from the server for this long: disconnected
 };
 
+// A skeleton the client already holds (its store: client/src/skeleton_cache.h), offered to the
+// server by hash in the handshake.
+struct KnownSkeleton {
+    net::SkeletonHash hash{};  // net::skeleton_hash(skeleton, metres_per_unit)
+    Skeleton skeleton;
+    float metres_per_unit = 1.0f;
+};
+
 struct ReceivedCharacterState {
     uint16_t id;
     uint32_t tick;
@@ -77,6 +85,16 @@ public:
     // session: after a disconnect, set a fresh one before connecting again.
     bool set_connect_token(std::span<const uint8_t> token, std::string* error = nullptr);
     const std::optional<net::ConnectToken>& connect_token() const { return token_; }
+    // Skeletons this client holds, most wanted first: every handshake from now on offers the first
+    // kMaxKnownSkeletons of them, and the server sends those by reference. The hashes are trusted
+    // (the caller made or checked them).
+    void set_known_skeletons(std::vector<KnownSkeleton> known) { known_ = std::move(known); }
+    // Skeletons received in full (not by reference) since the last call (taken): what a store keeps.
+    std::vector<net::ReceivedSkeleton> take_new_skeletons() { return std::exchange(new_skeletons_, {}); }
+    // Hashes of the known skeletons the server referred to since the last call (taken).
+    std::vector<net::SkeletonHash> take_used_skeletons() { return std::exchange(used_skeletons_, {}); }
+    // The first skeleton error's description ("" while none): a program logs it once.
+    const std::string& first_skeleton_error() const { return first_skeleton_error_; }
     // Ends the session (no goodbye: e.g. no token could be had) with this reason.
     void fail(const std::string& reason, DisconnectCode code = DisconnectCode::NoToken) {
         state_ = State::Disconnected;
@@ -152,6 +170,9 @@ private:
     void handshake_round(double now_s);  // resend: a ConnectRequest, and answers to this round's Challenges
     void on_refusal(const net::DecodedPacket& p);
     void on_skeleton_defs(const net::DecodedPacket& p);
+    void on_skeleton_ref(const net::wire::SkeletonRef& r);
+    void skeleton_error(const std::string& why);
+    void add_skeleton(net::ReceivedSkeleton s);
     void on_events(const net::DecodedPacket& p);
     void count_snapshot(uint32_t tick);  // received, lost and late snapshot ticks
     void on_pong(const net::DecodedPacket& p, double now_s);
@@ -180,6 +201,11 @@ private:
     uint32_t client_id_ = 0;
     float tick_hz_ = 60.0f, snapshot_hz_ = 30.0f;
     net::SkeletonAssembler assembler_;
+    std::vector<KnownSkeleton> known_;
+    size_t offered_ = 0;  // how many of known_ this handshake offered
+    std::vector<net::ReceivedSkeleton> new_skeletons_;
+    std::vector<net::SkeletonHash> used_skeletons_;
+    std::string first_skeleton_error_;
     std::map<uint16_t, net::ReceivedSkeleton> skeletons_;
     std::map<uint16_t, SkeletonPrecision> precisions_;
     std::map<uint16_t, uint16_t> character_skeleton_;

@@ -14,6 +14,7 @@
 #include "client/src/reconstruct.h"
 #include "client/src/render_clock.h"
 #include "client/src/session.h"
+#include "client/src/skeleton_cache.h"
 #include "common/src/platform/udp.h"
 #include "common/src/netsim/netsim.h"
 #include "common/src/util/refusal_text.h"
@@ -67,6 +68,9 @@ struct StreamClient::Impl {
     double disconnected_at = -1;
     uint64_t reconnects = 0;
     bool receive_timestamps = false;
+    std::optional<SkeletonCache> cache;
+    uint64_t cache_offered = 0, cache_refused = 0, cache_save_failures = 0;
+    std::string cache_problem;
     double sync_err_sum = 0, render_ns_sum = 0;
     uint64_t sync_err_n = 0, render_n = 0;
     // ---- the I/O thread ----
@@ -111,6 +115,11 @@ struct StreamClient::Impl {
     void track_state(double t);
     void start_session(double t);
     void take_news(double t);
+    void offer_cached_skeletons();
+    void keep_skeletons();
+    void cache_problem_once(const std::string& what) {
+        if (cache_problem.empty()) cache_problem = what;
+    }
     void render(double t);
 };
 
@@ -180,6 +189,8 @@ StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_uniq
     im.socket.non_blocking(true);
     im.receive_timestamps = enable_receive_timestamps(im.socket.native_handle());
     if (cfg.simulate) im.link = std::make_unique<NetLink>(*cfg.simulate, cfg.seed);
+    if (!cfg.skeleton_cache_dir.empty()) im.cache.emplace(cfg.skeleton_cache_dir);
+
     if (cfg.viewpoint) im.session.set_viewpoint(*cfg.viewpoint);
     if (cfg.io == IoMode::OwnThread) {
         im.thread = std::thread([&im] {
@@ -222,8 +233,31 @@ void StreamClient::Impl::start_session(double t) {
             return;
         }
     }
+    offer_cached_skeletons();
     session.connect(t);
     send_out(t);
+}
+
+void StreamClient::Impl::offer_cached_skeletons() {
+    if (!cache) return;
+    std::vector<std::string> problems;
+    std::vector<KnownSkeleton> known = cache->load(net::kMaxKnownSkeletons, &problems);
+    cache_offered += known.size();
+    cache_refused += problems.size();
+    if (!problems.empty()) cache_problem_once(problems.front());
+    session.set_known_skeletons(std::move(known));
+}
+
+void StreamClient::Impl::keep_skeletons() {
+    for (const net::ReceivedSkeleton& s : session.take_new_skeletons()) {
+        std::string why;
+        if (cache && !cache->save(s, &why)) {
+            ++cache_save_failures;
+            cache_problem_once(why);
+        }
+    }
+    for (const net::SkeletonHash& h : session.take_used_skeletons())
+        if (cache) cache->touch(h);
 }
 
 void StreamClient::connect(const std::vector<uint8_t>& token) {
@@ -269,6 +303,14 @@ void StreamClient::set_viewpoint(vec3 metres) {
                                                std::to_string(metres.z) + ") must be finite and within 1e6 m", "metres");
     std::lock_guard<std::mutex> lock(impl_->m);
     impl_->session.set_viewpoint(metres);
+}
+
+void StreamClient::set_skeleton_cache(const std::string& dir) {
+    std::optional<SkeletonCache> cache;
+    if (!dir.empty()) cache.emplace(dir);  // throws before anything changes
+    std::lock_guard<std::mutex> lock(impl_->m);
+    impl_->cache = std::move(cache);
+    impl_->cfg.skeleton_cache_dir = dir;
 }
 
 void StreamClient::poll() {
@@ -329,6 +371,7 @@ void StreamClient::Impl::take_news(double t) {
         chars[id] = std::move(e);
         events.push_back({ClientEventKind::CharacterAdded, id, 0, 0});
     }
+    keep_skeletons();
     session.take_received();  // the entries; their whole poses come assembled below
     for (SnapshotAssembler::Ready& r : session.take_poses()) {
         const auto it = chars.find(r.id);
@@ -423,6 +466,11 @@ StreamClientStats StreamClient::stats() const {
     s.render_ns_per_character = impl_->render_n ? impl_->render_ns_sum / double(impl_->render_n) : 0.0;
     s.reconnects = impl_->reconnects;
     s.receive_timestamps = impl_->receive_timestamps;
+    s.skeleton_cache_offered = impl_->cache_offered;
+    s.skeleton_cache_refused = impl_->cache_refused;
+    s.skeleton_cache_save_failures = impl_->cache_save_failures;
+    s.skeleton_cache_problem = impl_->cache_problem;
+    s.skeleton_error = impl_->session.first_skeleton_error();
     return s;
 }
 

@@ -75,7 +75,8 @@ void report(benchmark::State& state, const InProcessRig& rig, int clients, std::
     state.counters["kbytes_per_client_per_s"] = double(wire) / double(clients) / seconds / 1000.0;
 }
 
-void run_capacity(benchmark::State& state, bool share, int workers = -1, const ClipLibrary* library = nullptr, int seconds = 5) {
+void run_capacity(benchmark::State& state, bool share, int workers = -1, const ClipLibrary* library = nullptr, int seconds = 5,
+                  bool clients_hold_skeletons = false) {
     const int characters = int(state.range(0)), clients = int(state.range(1));
     if (!spdlog::get("server")) spdlog::register_logger(std::make_shared<spdlog::logger>("server"));  // silent
     static const ClipLibrary builtin = builtin_clip_library();
@@ -86,6 +87,7 @@ void run_capacity(benchmark::State& state, bool share, int workers = -1, const C
         rc.clients = clients;
         rc.share_encodings = share;
         rc.worker_threads = workers;
+        rc.clients_hold_skeletons = clients_hold_skeletons;
         InProcessRig rig(lib, rc);
         std::vector<double> tick_ms;
         const int warmup = bench_smoke() ? 6 : 60, measured = bench_smoke() ? 6 : 60 * seconds;
@@ -142,6 +144,10 @@ void BM_CapacityStressRig(benchmark::State& state) { run_capacity(state, true, -
 // shown_after_accept_max_s (issue targets: 0.5 s for game rigs, 2 s for stress rigs).
 void BM_JoinGameRig(benchmark::State& state) { run_capacity(state, true, -1, &rig_library("game"), 10); }
 void BM_JoinStressRig(benchmark::State& state) { run_capacity(state, true, -1, &rig_library("stress"), 10); }
+// The same for clients that hold the skeletons already (their skeleton cache, from an earlier
+// session): the server sends references, and only the characters' first states are waited for.
+void BM_JoinGameRigCached(benchmark::State& state) { run_capacity(state, true, -1, &rig_library("game"), 10, true); }
+void BM_JoinStressRigCached(benchmark::State& state) { run_capacity(state, true, -1, &rig_library("stress"), 10, true); }
 
 BENCHMARK(BM_Capacity)->Name("Capacity")->Args({64, 16})->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CapacityUnshared)->Name("CapacityUnshared")->Args({256, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
@@ -151,3 +157,5 @@ BENCHMARK(BM_CapacityGameRig)->Name("CapacityGameRig250")->Args({64, 64})->Itera
 BENCHMARK(BM_CapacityStressRig)->Name("CapacityStressRig1000")->Args({16, 64})->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_JoinGameRig)->Name("JoinGameRig250")->Args({8, 4})->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_JoinStressRig)->Name("JoinStressRig1000")->Args({8, 4})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_JoinGameRigCached)->Name("JoinGameRig250Cached")->Args({8, 4})->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_JoinStressRigCached)->Name("JoinStressRig1000Cached")->Args({8, 4})->Iterations(1)->Unit(benchmark::kMillisecond);

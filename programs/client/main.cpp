@@ -26,7 +26,7 @@ volatile std::sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
 
 struct ClientOptions {
-    std::string server = "127.0.0.1:40000", strategy = "deadblend+sod", report, profile, token_file, key_file;
+    std::string server = "127.0.0.1:40000", strategy = "deadblend+sod", report, profile, token_file, key_file, skeleton_cache;
     int bots = 1;
     double duration = 0, stats_every = 5, connect_timeout = 10;
     uint64_t seed = 1;
@@ -63,6 +63,9 @@ void add_client_options(CLI::App& app, ClientOptions& o) {
                    "with --key-file: the first bot's player id (the next bots count on); default: random per process, so two "
                    "processes never share a player (a server holds one live session per player)")
         ->check(CLI::Range(uint64_t(1), uint64_t(1) << 62));
+    app.add_option("--skeleton-cache", o.skeleton_cache,
+                   "a directory where the bots keep the skeletons they receive and offer them to the server next time "
+                   "(by hash: the server then sends references, and joining is quicker)");
 }
 
 std::vector<uint8_t> read_token(const ClientOptions& o) {
@@ -91,6 +94,7 @@ std::optional<int> make_bot_config(ClientOptions& o, const CLI::App& app, BotCon
     bc.port = hp.port;
     strategy_from_name(o.strategy, o.rc.strategy);
     bc.reconstruct = o.rc;
+    bc.skeleton_cache_dir = o.skeleton_cache;
     try {
         if (!o.key_file.empty()) bc.token_key = net::read_key_file(o.key_file);
         if (!o.token_file.empty()) token = read_token(o);
@@ -110,9 +114,16 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
     double bps = 0, rtt = 0;
     int connected = 0;
     size_t characters = 0, joints = 0, arriving = 0;
-    uint64_t requests = 0, answered = 0, forged = 0;
+    uint64_t requests = 0, answered = 0, forged = 0, by_reference = 0, in_full = 0;
+    static bool problem_said = false;
     for (const auto& b : all) {
         const BotReport r = b->report(t);
+        by_reference += r.skeletons_by_reference;
+        in_full += r.skeletons_in_full;
+        if (!r.problem.empty() && !problem_said) {  // once: the counts go on in the report
+            std::fprintf(stderr, "kinesync-client: skeletons: %s\n", r.problem.c_str());
+            problem_said = true;
+        }
         requests += r.connect_requests;
         answered += r.challenges;
         forged += r.challenges_forged;
@@ -129,10 +140,11 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
     const std::string handshake = forged ? fmt::format("handshake {} sent, {} answered, {} forged refused", requests, answered, forged)
                                          : fmt::format("handshake {} sent, {} answered", requests, answered);
     std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost | %.1f kB/s per bot | rtt %.1f ms | %s | "
-                "shown %zu characters, %zu joints%s\n",
+                "shown %zu characters, %zu joints%s%s\n",
                 t, int(all.size()), connected, (unsigned long long)received, (unsigned long long)lost, bps / double(all.size()) / 1000.0,
                 rtt / double(all.size()), handshake.c_str(), characters, joints,
-                arriving ? fmt::format(", {} still arriving", arriving).c_str() : "");
+                arriving ? fmt::format(", {} still arriving", arriving).c_str() : "",
+                by_reference ? fmt::format(" | skeletons {} by reference, {} in full", by_reference, in_full).c_str() : "");
     std::fflush(stdout);
 }
 
@@ -152,17 +164,19 @@ bool write_report(const ClientOptions& o, const std::vector<std::unique_ptr<Bot>
     f << "{\n  \"strategy\": \"" << o.strategy << "\",\n  \"duration_s\": " << t << ",\n  \"clients\": [\n";
     for (size_t i = 0; i < all.size(); ++i) {
         const BotReport r = all[i]->report(t);
-        char line[768];
+        char line[1024];
         std::snprintf(line, sizeof line,
                       "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
                       "\"time_sync_err_ms\": %.2f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, "
                       "\"entries_refused\": %llu, \"resyncs_sent\": %llu, \"characters_shown\": %zu, \"joints_shown\": %zu, "
-                      "\"characters_arriving\": %zu, "
+                      "\"characters_arriving\": %zu, \"skeletons_by_reference\": %llu, \"skeletons_in_full\": %llu, "
+                      "\"skeleton_errors\": %llu, \"skeleton_cache_refused\": %llu, "
                       "\"connect_requests\": %llu, \"challenges\": %llu, \"challenges_forged\": %llu, \"state\": \"%s\"}%s\n",
                       (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost, r.bytes_per_s, r.rtt_ms,
                       r.time_sync_err_ms, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects,
                       (unsigned long long)r.entries_refused, (unsigned long long)r.resyncs_sent, r.characters_shown, r.joints_shown,
-                      r.characters_arriving, (unsigned long long)r.connect_requests, (unsigned long long)r.challenges, (unsigned long long)r.challenges_forged,
+                      r.characters_arriving, (unsigned long long)r.skeletons_by_reference, (unsigned long long)r.skeletons_in_full,
+                      (unsigned long long)r.skeleton_errors, (unsigned long long)r.skeleton_cache_refused, (unsigned long long)r.connect_requests, (unsigned long long)r.challenges, (unsigned long long)r.challenges_forged,
                       r.state.c_str(), i + 1 < all.size() ? "," : "");
         f << line;
     }

@@ -17,6 +17,7 @@ StreamClientConfig Bot::client_config(const BotConfig& cfg) {
     c.seed = cfg.seed;
     c.viewpoint = cfg.viewpoint;
     c.connect_token = cfg.connect_token;
+    c.skeleton_cache_dir = cfg.skeleton_cache_dir;
     if (cfg.token_key)
         c.fetch_token = [key = *cfg.token_key, server = cfg.host + ":" + std::to_string(cfg.port), id = cfg.player_id] {
             net::TokenRequest r;
@@ -67,6 +68,11 @@ BotReport Bot::report(double now_s) const {
     r.connect_requests = s.session.connect_requests;
     r.challenges = s.session.challenges;
     r.challenges_forged = s.session.challenges_forged;
+    r.skeletons_by_reference = s.session.skeletons_by_reference;
+    r.skeletons_in_full = s.session.skeletons_in_full;
+    r.skeleton_errors = s.session.skeleton_errors;
+    r.skeleton_cache_refused = s.skeleton_cache_refused + s.skeleton_cache_save_failures;
+    r.problem = !s.skeleton_error.empty() ? s.skeleton_error : s.skeleton_cache_problem;
     for (const RemoteCharacter* c : client_.characters()) {
         if (!c->ready) continue;
         ++r.characters_shown;

@@ -25,6 +25,7 @@ struct BotConfig {
     std::optional<net::Key> token_key;
     uint64_t player_id = 1;              // the client id of the tokens it mints (one live session per player)
     std::vector<uint8_t> connect_token;  // or one token (one session)
+    std::string skeleton_cache_dir;      // StreamClientConfig::skeleton_cache_dir ("": none)
 };
 
 struct BotReport {
@@ -36,6 +37,9 @@ struct BotReport {
     size_t characters_arriving = 0;                  // announced but not yet whole (StreamClient::arriving)
     // The handshakes, every attempt: ConnectRequests sent, Challenges taken, forged ones refused.
     uint64_t connect_requests = 0, challenges = 0, challenges_forged = 0;
+    // Skeletons taken by reference from the cache, received in full, and refused; cache files refused.
+    uint64_t skeletons_by_reference = 0, skeletons_in_full = 0, skeleton_errors = 0, skeleton_cache_refused = 0;
+    std::string problem;  // the first skeleton error or cache problem ("" while none)
     std::string state;
 };
 

@@ -143,6 +143,9 @@ int main(void) {
     ks_client* client = NULL;
     CHECK(ks_client_create(&cc, &client) == KS_OK, "client: %s", ks_last_error());
     if (!client) return 1;
+    CHECK(ks_client_set_skeleton_cache(client, "/dev/null/skeletons") == KS_ERROR_INVALID_CONFIG, "a cache under a device accepted");
+    CHECK(strstr(ks_last_error(), "skeleton_cache_dir") != NULL, "cache message: '%s'", ks_last_error());
+    CHECK(ks_client_set_skeleton_cache(client, NULL) == KS_OK, "%s", ks_last_error());
     CHECK(ks_client_connect(client) == KS_OK, "%s", ks_last_error());
     CHECK(ks_client_set_viewpoint(client, 0.0f, 1.7f, 0.0f) == KS_OK, "%s", ks_last_error());
     CHECK(ks_client_set_viewpoint(client, NAN, 0.0f, 0.0f) == KS_ERROR_INVALID_ARGUMENT, "NaN viewpoint accepted");

@@ -218,6 +218,9 @@ static class BindingTests
         Check(token.Length > 100, "token size " + token.Length);
         // Dispose twice, after a disconnect, and use after dispose.
         var client = new KinesyncClient(new ClientConfig { Port = 1 });
+        var cache = Expect<InvalidConfigException>(() => client.SetSkeletonCache("/dev/null/skeletons"), "a cache under a device");
+        if (cache != null) Check(cache.Message.Contains("skeleton_cache_dir"), "message names the field: " + cache.Message);
+        client.SetSkeletonCache(null);
         client.Disconnect();
         client.Dispose();
         client.Dispose();

@@ -3,7 +3,9 @@
 // Each input is a script for a fresh dev-mode ClientSession: records of [u8 op][u16 length][bytes].
 // op 0x80: the server's handshake (a Challenge for the session's own salt, then an Accept);
 // op 0x40: the skeleton definitions of two characters, one small and one of 200 joints (sent in
-// parts), so later snapshots can decode; op 0x20: the bytes as a snapshot payload behind a valid
+// parts), so later snapshots can decode; op 0x10: a character on a skeleton by reference (the
+// session holds the small one: bit 0 of the first byte replaces its hash with the next bytes);
+// op 0x20: the bytes as a snapshot payload behind a valid
 // snapshot header (tick, part and part count from the first bytes); anything else: the bytes as a
 // datagram. Between records the session's timers run and everything it hands out is taken. Any
 // crash, sanitizer report or exception escaping the session is a finding.
@@ -42,6 +44,9 @@ uint64_t salt_of(ClientSession& session) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const Skeleton small = chain(5), large = chain(200);
     ClientSession session;
+    // The session holds the small skeleton (offered by hash), so a reference to it resolves and one
+    // to anything else is refused.
+    session.set_known_skeletons({{net::skeleton_hash(small, 1.0f), small, 1.0f}});
     double t = 0.0;
     session.connect(t);
     session.update(t);
@@ -63,6 +68,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const net::CharacterInfoInput chars[] = {{0, 0, "a"}, {1, 1, "b"}};
             for (const net::SkeletonDefsPlan& plan : net::plan_skeleton_defs(defs, chars))
                 session.on_datagram(net::build_skeleton_defs({seq++, 0, 0}, mid++, plan.defs, plan.characters), t);
+        } else if (op == 0x10 && len >= 2) {
+            // Characters on a skeleton by reference: the one offered, or a hash from the input.
+            net::SkeletonHash h = net::skeleton_hash(small, 1.0f);
+            if (bytes[0] & 1) std::copy_n(bytes.begin() + 1, std::min(h.size(), bytes.size() - 1), h.begin());
+            const net::SkeletonRefInput refs[] = {{uint16_t(2 + bytes[1] % 4), "ref", h}};
+            const net::CharacterInfoInput chars[] = {{uint16_t(2 + bytes[1] % 4), uint16_t(2 + bytes[1] % 4), "r"}};
+            session.on_datagram(net::build_skeleton_defs({seq++, 0, 0}, mid++, {}, chars, refs), t);
         } else if (op == 0x20 && len >= 6) {
             const uint32_t tick = uint32_t(bytes[0]) | uint32_t(bytes[1]) << 8 | uint32_t(bytes[2]) << 16 | uint32_t(bytes[3]) << 24;
             const uint8_t count = uint8_t(std::max<int>(1, bytes[5]));
@@ -77,6 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         session.take_received();
         session.take_poses();
         session.take_events();
+        session.take_new_skeletons();
+        session.take_used_skeletons();
     }
     return 0;
 }

@@ -100,9 +100,13 @@ std::vector<std::vector<uint8_t>> seeds() {
     const uint8_t data[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     const uint32_t ids[] = {7, 8};
     const EventInfo events[] = {{1, 2, wire::EventKind::Teleport, 3}, {4, 5, wire::EventKind::Reset, 6}};
+    const SkeletonHash known[] = {skeleton_hash(skel, 0.01f), SkeletonHash{7}};
+    const SkeletonRefInput refs[] = {{3, "by ref", known[0]}};
     return {build_connect_request(h, 1),
             build_challenge(h, 1, cookie),
             build_challenge_response(h, 1, cookie),
+            build_challenge_response(h, 1, cookie, nullptr, known),
+            build_skeleton_defs(h, 6, {}, chars, refs),
             build_accept(h, {1, 60, 30, 1000, 2000}),
             build_skeleton_defs(h, 3, defs, chars),
             build_snapshot(h, 5, 1, 2, data),

@@ -93,13 +93,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 net::Cookie cookie{};
                 const auto* m = c->message<net::wire::Challenge>();
                 std::copy(m->cookie()->begin(), m->cookie()->end(), cookie.begin());
+                // Peers 2 and 3 offer the arm's skeleton (the server then sends it by reference).
+                std::vector<net::SkeletonHash> known;
+                if (op & 2) known.push_back(net::skeleton_hash(arm(), 0.01f));
                 net::HandshakeProof proof{};
                 if (token) {
-                    proof = net::handshake_proof(token->client_to_server, cookie, p.salt);
+                    proof = net::handshake_proof(token->client_to_server, cookie, p.salt,
+                                                 {known.empty() ? nullptr : known[0].data(), known.size() * net::kSkeletonHashBytes});
                     p.sealer.emplace(token->client_to_server);
                 }
                 out.clear();
-                server.inject(p.ep, net::build_challenge_response({1, 0, 0}, p.salt, cookie, token ? &proof : nullptr));
+                server.inject(p.ep, net::build_challenge_response({1, 0, 0}, p.salt, cookie, token ? &proof : nullptr, known));
                 break;
             }
         } else if ((op & 0x40) && p.sealer && bytes.size() + net::kMaxSealOverhead <= net::kMaxDatagram) {

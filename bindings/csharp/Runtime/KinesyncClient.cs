@@ -169,6 +169,16 @@ namespace Kinesync
         /// <summary>Where the player watches from (metres): the nearest characters come first.</summary>
         public void SetViewpoint(float x, float y, float z) { Native.Check(Native.ks_client_set_viewpoint(Live(), x, y, z)); }
 
+        /// <summary>A directory (created when missing) where the client keeps the skeletons it receives,
+        /// offering them to the server from the next Connect on, so joining again is quicker; null or
+        /// "" for none. Throws (InvalidConfig) when the directory cannot be made.</summary>
+        public void SetSkeletonCache(string dir)
+        {
+            IntPtr p = Marshal.StringToHGlobalAnsi(dir ?? "");
+            try { Native.Check(Native.ks_client_set_skeleton_cache(Live(), p)); }
+            finally { Marshal.FreeHGlobal(p); }
+        }
+
         /// <summary>The server time (seconds) the last Update rendered at.</summary>
         public double RenderTime { get { return Native.ks_client_render_time(Live()); } }
 

@@ -235,6 +235,11 @@ KS_API ks_result ks_client_poll(ks_client* c);
 KS_API ks_client_state ks_client_get_state(const ks_client* c);
 /* Where the player watches from (metres, world): the nearest characters come first. */
 KS_API ks_result ks_client_set_viewpoint(ks_client* c, float x, float y, float z);
+/* A directory (created when missing) where the client keeps the skeletons it receives, offering
+ * them to the server by hash from the next connect on: the server then sends references instead of
+ * definitions, and joining again is quicker. NULL or "": none. KS_ERROR_INVALID_CONFIG when the
+ * directory cannot be made or used. */
+KS_API ks_result ks_client_set_skeleton_cache(ks_client* c, const char* dir);
 /* Events since the last update, one at a time: returns 1 and fills *out, or 0 when none is left. */
 KS_API int ks_client_next_event(ks_client* c, ks_event* out);
 /* Characters known after the last update: index 0 .. count-1 (ordered by id). */

@@ -48,6 +48,7 @@ struct PaddedBuild {
     const Cookie* cookie;  // null: ConnectRequest
     const TokenField* token;  // null: dev mode
     const HandshakeProof* proof;  // ChallengeResponse with a token
+    std::span<const SkeletonHash> known = {};  // ChallengeResponse
     size_t operator()(size_t padding) const {
         fbb->Clear();
         const auto pad = fbb->CreateVector(zeros(), padding);
@@ -57,7 +58,8 @@ struct PaddedBuild {
         }
         const auto c = fbb->CreateVector(cookie->data(), cookie->size());
         const auto pr = proof ? fbb->CreateVector(proof->data(), proof->size()) : 0;
-        return finish(*fbb, *h, wire::CreateChallengeResponse(*fbb, salt, c, pad, pr));
+        const auto kn = known.empty() ? 0 : fbb->CreateVector(known.front().data(), known.size_bytes());
+        return finish(*fbb, *h, wire::CreateChallengeResponse(*fbb, salt, c, pad, pr, kn));
     }
 };
 
@@ -101,8 +103,11 @@ std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt
 }
 
 std::vector<uint8_t> build_challenge_response(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie,
-                                              const HandshakeProof* proof) {
-    return build_padded(PaddedBuild{&builder(), &h, client_salt, &cookie, nullptr, proof}, "build_challenge_response");
+                                              const HandshakeProof* proof, std::span<const SkeletonHash> known) {
+    if (known.size() > kMaxKnownSkeletons)
+        throw std::invalid_argument("build_challenge_response: " + std::to_string(known.size()) + " known skeletons (at most " +
+                                    std::to_string(kMaxKnownSkeletons) + ")");
+    return build_padded(PaddedBuild{&builder(), &h, client_salt, &cookie, nullptr, proof, known}, "build_challenge_response");
 }
 
 std::vector<uint8_t> build_accept(const PacketHeader& h, const AcceptInfo& a) {

@@ -30,6 +30,7 @@ const char* decode_error_name(DecodeError e) {
         case DecodeError::RequestTooSmall: return "connect request too small";
         case DecodeError::BadCookie: return "bad cookie";
         case DecodeError::BadToken: return "bad token";
+        case DecodeError::BadSkeletonRef: return "bad skeleton reference";
         case DecodeError::StringTooLong: return "string too long";
         case DecodeError::TooManyElements: return "too many elements";
         case DecodeError::TooManyJoints: return "too many joints";
@@ -62,6 +63,9 @@ DecodeError check_message(const wire::Packet& p, size_t size) {
             if (!m->cookie() || m->cookie()->size() != kCookieBytes) return DecodeError::BadCookie;
             const auto* pr = m->proof();
             if (pr && pr->size() != kProofBytes) return DecodeError::BadToken;
+            const auto* kn = m->known_skeletons();
+            if (kn && (kn->size() % kSkeletonHashBytes != 0 || kn->size() > kMaxKnownSkeletons * kSkeletonHashBytes))
+                return DecodeError::BadSkeletonRef;
             return DecodeError::None;
         }
         case MessageType::Accept: {
@@ -80,6 +84,13 @@ DecodeError check_message(const wire::Packet& p, size_t size) {
             if (m->characters())
                 for (const wire::CharacterInfo* c : *m->characters())
                     if (c->name() && c->name()->size() > kMaxNameBytes) return DecodeError::StringTooLong;
+            if (m->refs()) {
+                if (m->refs()->size() > kMaxRefsPerPacket) return DecodeError::BadSkeletonRef;
+                for (const wire::SkeletonRef* r : *m->refs()) {
+                    if (!r->hash() || r->hash()->size() != kSkeletonHashBytes) return DecodeError::BadSkeletonRef;
+                    if (r->name() && r->name()->size() > kMaxNameBytes) return DecodeError::StringTooLong;
+                }
+            }
             return DecodeError::None;
         }
         case MessageType::Snapshot: return DecodeError::UnknownMessage;  // snapshots are raw datagrams, never FlatBuffers

@@ -48,6 +48,7 @@ void check_def_input(const SkeletonDefInput& d);
 
 // Builds a SkeletonDefs packet into `fbb` (not checked against kMaxDatagram); returns its size.
 size_t build_skeleton_defs_into(flatbuffers::FlatBufferBuilder& fbb, const PacketHeader& h, uint32_t message_id,
-                                std::span<const SkeletonDefInput> defs, std::span<const CharacterInfoInput> characters);
+                                std::span<const SkeletonDefInput> defs, std::span<const CharacterInfoInput> characters,
+                                std::span<const SkeletonRefInput> refs);
 
 }  // namespace ks::net::detail

@@ -131,14 +131,16 @@ bool open_random_nonce(const Key& key, std::span<const uint8_t> sealed, std::spa
 }
 
 namespace {
-// BLAKE2b-256 cut to 16 bytes, keyed, of context || cookie || salt: libgcrypt (the Windows build)
+// BLAKE2b-256 cut to 16 bytes, keyed, of context || cookie || salt || tail: libgcrypt (the Windows build)
 // has no 16-byte BLAKE2b, whose output length is part of the hash, so both backends compute the
 // 32-byte one.
-std::array<uint8_t, 16> handshake_hash(const char* context, const Key& key, std::span<const uint8_t> cookie, uint64_t salt) {
+std::array<uint8_t, 16> handshake_hash(const char* context, const Key& key, std::span<const uint8_t> cookie, uint64_t salt,
+                                       std::span<const uint8_t> tail = {}) {
     ensure_crypto();
     std::vector<uint8_t> msg(context, context + std::strlen(context) + 1);
     msg.insert(msg.end(), cookie.begin(), cookie.end());
     for (int i = 0; i < 8; ++i) msg.push_back(uint8_t(salt >> (8 * i)));
+    msg.insert(msg.end(), tail.begin(), tail.end());
     std::array<uint8_t, 32> full{};
     crypto::keyed_hash(full, msg, key);
     std::array<uint8_t, 16> out{};
@@ -147,13 +149,14 @@ std::array<uint8_t, 16> handshake_hash(const char* context, const Key& key, std:
 }
 }  // namespace
 
-std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt) {
-    return handshake_hash("kinesync handshake proof", client_to_server, cookie, salt);
+std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt,
+                                        std::span<const uint8_t> known_skeletons) {
+    return handshake_hash("kinesync handshake proof", client_to_server, cookie, salt, known_skeletons);
 }
 
 bool check_handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt,
-                           std::span<const uint8_t> proof) {
-    const std::array<uint8_t, 16> expect = handshake_proof(client_to_server, cookie, salt);
+                           std::span<const uint8_t> proof, std::span<const uint8_t> known_skeletons) {
+    const std::array<uint8_t, 16> expect = handshake_proof(client_to_server, cookie, salt, known_skeletons);
     return crypto::equal_constant_time(proof, expect);
 }
 

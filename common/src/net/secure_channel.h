@@ -88,11 +88,13 @@ bool open_random_nonce(const Key& key, std::span<const uint8_t> sealed, std::spa
 constexpr size_t kRandomNonceBytes = 24;
 
 // The ChallengeResponse's proof that its sender holds the token's keys: a keyed hash (BLAKE2b-256,
-// its first 16 bytes) under the client-to-server key of the Challenge's cookie and the handshake's salt.
-std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt);
+// its first 16 bytes) under the client-to-server key of the Challenge's cookie, the handshake's salt
+// and the skeleton hashes the response offers (ChallengeResponse.known_skeletons, as sent).
+std::array<uint8_t, 16> handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt,
+                                        std::span<const uint8_t> known_skeletons = {});
 // The proof matches (compared in constant time).
 bool check_handshake_proof(const Key& client_to_server, std::span<const uint8_t> cookie, uint64_t salt,
-                           std::span<const uint8_t> proof);
+                           std::span<const uint8_t> proof, std::span<const uint8_t> known_skeletons = {});
 
 // The Challenge's proof that its sender opened the client's token: the same hash under the
 // server-to-client key, of the salt and the cookie, in another context. Without the token's keys no

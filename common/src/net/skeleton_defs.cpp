@@ -119,11 +119,12 @@ void detail::check_def_input(const SkeletonDefInput& d) {
 }
 
 size_t detail::build_skeleton_defs_into(fb::FlatBufferBuilder& fbb, const PacketHeader& h, uint32_t message_id,
-                                std::span<const SkeletonDefInput> defs, std::span<const CharacterInfoInput> characters) {
-    if (defs.size() > kMaxDefsPerPacket || characters.size() > kMaxCharactersPerPacket)
+                                std::span<const SkeletonDefInput> defs, std::span<const CharacterInfoInput> characters,
+                                std::span<const SkeletonRefInput> refs) {
+    if (defs.size() > kMaxDefsPerPacket || characters.size() > kMaxCharactersPerPacket || refs.size() > kMaxRefsPerPacket)
         throw std::invalid_argument("build_skeleton_defs: more than " + std::to_string(kMaxDefsPerPacket) +
-                                    " definitions or " + std::to_string(kMaxCharactersPerPacket) +
-                                    " characters in one packet");
+                                    " definitions, " + std::to_string(kMaxCharactersPerPacket) + " characters or " +
+                                    std::to_string(kMaxRefsPerPacket) + " references in one packet");
     std::vector<fb::Offset<wire::SkeletonDef>> def_offsets;
     std::vector<uint8_t> packed;
     std::vector<int16_t> parents;
@@ -153,33 +154,51 @@ size_t detail::build_skeleton_defs_into(fb::FlatBufferBuilder& fbb, const Packet
         chars.push_back(wire::CreateCharacterInfo(fbb, c.character_id, c.skeleton_id,
                                                   fbb.CreateString(c.name.data(), c.name.size())));
     }
+    std::vector<fb::Offset<wire::SkeletonRef>> ref_offsets;
+    for (const SkeletonRefInput& r : refs) {
+        check_name(r.name, kMaxNameBytes, "skeleton name");
+        const auto name = fbb.CreateString(r.name.data(), r.name.size());
+        ref_offsets.push_back(wire::CreateSkeletonRef(fbb, r.skeleton_id, name, fbb.CreateVector(r.hash.data(), r.hash.size())));
+    }
     const auto defs_vec = def_offsets.empty() ? 0 : fbb.CreateVector(def_offsets);
     const auto chars_vec = chars.empty() ? 0 : fbb.CreateVector(chars);
-    return finish(fbb, h, wire::CreateSkeletonDefs(fbb, message_id, defs_vec, chars_vec));
+    const auto refs_vec = ref_offsets.empty() ? 0 : fbb.CreateVector(ref_offsets);
+    return finish(fbb, h, wire::CreateSkeletonDefs(fbb, message_id, defs_vec, chars_vec, refs_vec));
 }
 
 std::vector<uint8_t> build_skeleton_defs(const PacketHeader& h, uint32_t message_id,
                                          std::span<const SkeletonDefInput> defs,
-                                         std::span<const CharacterInfoInput> characters) {
+                                         std::span<const CharacterInfoInput> characters,
+                                         std::span<const SkeletonRefInput> refs) {
     auto& fbb = builder();
-    build_skeleton_defs_into(fbb, h, message_id, defs, characters);
+    build_skeleton_defs_into(fbb, h, message_id, defs, characters, refs);
     return take(fbb, "build_skeleton_defs");
 }
 
 std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInput> skeletons,
-                                                 std::span<const CharacterInfoInput> characters, size_t max_bytes) {
+                                                 std::span<const CharacterInfoInput> characters, size_t max_bytes,
+                                                 std::span<const SkeletonRefInput> refs) {
     max_bytes = std::min(max_bytes, kMaxDatagram);
     const PacketHeader worst{0xFFFF, 0xFFFF, 0xFFFFFFFFu};
     auto fits = [&](const SkeletonDefsPlan& p) {
-        if (p.defs.size() > kMaxDefsPerPacket || p.characters.size() > kMaxCharactersPerPacket) return false;
-        return build_skeleton_defs_into(builder(), worst, 0xFFFFFFFFu, p.defs, p.characters) <= max_bytes;
+        if (p.defs.size() > kMaxDefsPerPacket || p.characters.size() > kMaxCharactersPerPacket || p.refs.size() > kMaxRefsPerPacket)
+            return false;
+        return build_skeleton_defs_into(builder(), worst, 0xFFFFFFFFu, p.defs, p.characters, p.refs) <= max_bytes;
     };
     std::vector<SkeletonDefsPlan> plans;
     SkeletonDefsPlan cur;
     auto flush = [&] {
-        if (!cur.defs.empty() || !cur.characters.empty()) plans.push_back(std::move(cur));
+        if (!cur.defs.empty() || !cur.characters.empty() || !cur.refs.empty()) plans.push_back(std::move(cur));
         cur = {};
     };
+    for (const SkeletonRefInput& r : refs) {
+        cur.refs.push_back(r);
+        if (fits(cur)) continue;
+        cur.refs.pop_back();
+        flush();
+        cur.refs.push_back(r);
+        if (!fits(cur)) throw std::invalid_argument("plan_skeleton_defs: one reference does not fit the packet");
+    }
     for (const SkeletonDefInput& in : skeletons) {
         check_def_input(in);
         const int end = in.joint_count < 0 ? in.skeleton->size() : in.first_joint + in.joint_count;
@@ -203,7 +222,7 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
             }
             if (lo == 0) {
                 cur.defs.pop_back();
-                if (cur.defs.empty() && cur.characters.empty())
+                if (cur.defs.empty() && cur.characters.empty() && cur.refs.empty())
                     throw std::invalid_argument("plan_skeleton_defs: one joint does not fit " + std::to_string(max_bytes) +
                                                 " bytes");
                 flush();

@@ -130,6 +130,9 @@ std::string metrics_text(const MetricsSnapshot& m) {
               n.sessions_in_use);
     p.counter("kinesync_resyncs_total", "Full updates of one character (or part) that clients asked for after refusing an entry.",
               n.resyncs);
+    p.counter("kinesync_skeletons_by_reference_total", "Skeletons sent to clients by hash because they held them already.",
+              n.skeletons_by_reference);
+    p.counter("kinesync_skeletons_in_full_total", "Skeleton definitions sent to clients in full.", n.skeletons_in_full);
     p.counter("kinesync_echoes_refused_total", "Ping echoes that gave no round trip (negative or over 10 s): forged or stale.",
               n.echoes_refused);
     p.family("kinesync_unsent_total", "counter",

@@ -37,7 +37,14 @@ InProcessRig::InProcessRig(const ClipLibrary& lib, const InProcessRigConfig& cfg
         sent_[to.port()].push_back({tick_now_, bytes.size() + net::kIpUdpHeaderBytes, decoded ? decoded->type : net::MessageType::NONE});
     };
     server_ = std::make_unique<net::Server>(io_, sc, roster_);
-    for (int i = 0; i < cfg.clients; ++i) sessions_.push_back(std::make_unique<ClientSession>(ClientSessionConfig{}));
+    std::vector<KnownSkeleton> known;
+    if (cfg.clients_hold_skeletons)
+        for (size_t s = 0; s < lib.skeletons.size(); ++s)
+            known.push_back({net::skeleton_hash(lib.skeletons[s], lib.metres_per_unit[s]), lib.skeletons[s], lib.metres_per_unit[s]});
+    for (int i = 0; i < cfg.clients; ++i) {
+        sessions_.push_back(std::make_unique<ClientSession>(ClientSessionConfig{}));
+        sessions_.back()->set_known_skeletons(known);
+    }
     for (auto& s : sessions_) s->connect(0.0);
 }
 

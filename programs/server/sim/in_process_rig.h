@@ -26,6 +26,9 @@ struct InProcessRigConfig {
     bool share_encodings = true;
     int worker_threads = -1;         // the server's and the world's (-1: one per other core, 0: none)
     float bandwidth_bps = 256000.0f;  // per client
+    // The clients hold every skeleton already (as from an earlier session's skeleton cache) and
+    // offer them in the handshake: the server sends references instead of definitions.
+    bool clients_hold_skeletons = false;
 };
 
 class InProcessRig {

@@ -61,6 +61,7 @@ struct Server::Session {
         std::vector<uint16_t> skeletons;  // skeletons (or pieces of them) this message carries
     };
     std::vector<Reliable> reliable;
+    std::vector<SkeletonHash> client_skeletons;  // skeletons the client holds (its handshake said)
     std::set<uint16_t> known;  // characters whose definition the client acknowledged
     std::set<uint16_t> defined;  // characters acknowledged, waiting for the rest of their skeleton
     std::optional<vec3> viewpoint;  // where the client watches from (metres), once it said
@@ -463,7 +464,10 @@ std::optional<PrivateToken> Server::check_token_handshake(const asio::ip::udp::e
     // wire opens nothing. A wrong proof is dropped in silence (the cookie's owner saw the reasons a
     // ConnectRequest gets); past it, a token's handshakes have their own budget, before anything
     // replies or counts sessions, so a holder whose session is refused spends only its own.
-    if (!r.proof() || !check_handshake_proof(c.client_to_server, cookie, r.client_salt(), {r.proof()->data(), r.proof()->size()})) {
+    const auto* known = r.known_skeletons();
+    const std::span<const uint8_t> known_bytes = known ? std::span<const uint8_t>(known->data(), known->size()) : std::span<const uint8_t>();
+    if (!r.proof() ||
+        !check_handshake_proof(c.client_to_server, cookie, r.client_salt(), {r.proof()->data(), r.proof()->size()}, known_bytes)) {
         ++stats_.tokens_refused;
         return std::nullopt;
     }
@@ -524,6 +528,12 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     s->bytes_window_start = now_s();
     s->reliable_allowance = reliable_burst_bytes();
     s->allowance_last = now_s();
+    if (const auto* known = r->known_skeletons())  // whole hashes, at most kMaxKnownSkeletons (decode_packet)
+        for (size_t i = 0; i + kSkeletonHashBytes <= known->size(); i += kSkeletonHashBytes) {
+            SkeletonHash h{};
+            std::copy_n(known->data() + i, kSkeletonHashBytes, h.begin());
+            s->client_skeletons.push_back(h);
+        }
     if (token) {
         s->sealer.emplace(token->server_to_client);
         s->opener.emplace(token->client_to_server);
@@ -556,26 +566,47 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
 void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters) {
     if (skeletons.empty() && characters.empty()) return;
     std::vector<SkeletonDefInput> defs;
+    std::vector<SkeletonRefInput> refs;
     for (uint16_t id : skeletons) {
         const Roster::SkeletonEntry& e = roster_.skeletons.at(id);
+        if (!s.client_skeletons.empty()) {
+            const SkeletonHash& h = skeleton_hash_of(id);
+            if (std::find(s.client_skeletons.begin(), s.client_skeletons.end(), h) != s.client_skeletons.end()) {
+                refs.push_back({id, e.name, h});
+                continue;
+            }
+        }
         defs.push_back({id, e.name, &e.skeleton, e.metres_per_unit, 0, -1});
     }
+    stats_.skeletons_by_reference += refs.size();
+    stats_.skeletons_in_full += defs.size();
     std::vector<CharacterInfoInput> chars;
     for (uint16_t id : characters) {
         const Roster::CharacterEntry& e = roster_.characters.at(id);
         chars.push_back({id, e.skeleton, e.name});
     }
     // Sealing adds up to kMaxSealOverhead bytes to every datagram.
-    for (const SkeletonDefsPlan& plan : plan_skeleton_defs(defs, chars, secure_ ? kMaxDatagram - kMaxSealOverhead : kMaxDatagram)) {
+    for (const SkeletonDefsPlan& plan : plan_skeleton_defs(defs, chars, secure_ ? kMaxDatagram - kMaxSealOverhead : kMaxDatagram, refs)) {
         const uint32_t mid = next_message_id_++;
         std::vector<uint16_t> defines;
         for (const CharacterInfoInput& c : plan.characters) defines.push_back(c.character_id);
         // The plan's names and skeletons point into the roster, which outlives every message.
-        s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan.defs, plan.characters); },
+        s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan.defs, plan.characters, plan.refs); },
                               -1e9, -1, 0, false, std::move(defines), 0, {}});
         s.reliable.back().bytes = s.reliable.back().build({}).size();
         for (const SkeletonDefInput& d : plan.defs) s.reliable.back().skeletons.push_back(d.skeleton_id);
+        for (const SkeletonRefInput& r : plan.refs) s.reliable.back().skeletons.push_back(r.skeleton_id);
     }
+}
+
+// Skeleton ids are never reused for another skeleton, so a hash computed once holds.
+const SkeletonHash& Server::skeleton_hash_of(uint16_t id) {
+    auto it = skeleton_hashes_.find(id);
+    if (it == skeleton_hashes_.end()) {
+        const Roster::SkeletonEntry& e = roster_.skeletons.at(id);
+        it = skeleton_hashes_.emplace(id, skeleton_hash(e.skeleton, e.metres_per_unit)).first;
+    }
+    return it->second;
 }
 
 void Server::on_session_packet(Session& s, const DecodedPacket& p) {

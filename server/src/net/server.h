@@ -177,7 +177,9 @@ private:
     void on_session_packet(Session& s, const DecodedPacket& p);
     void on_ping_echo(Session& s, uint64_t echo_clock_us, uint64_t echo_held_us);
     double reliable_burst_bytes() const;  // what a session's reliable allowance may bank
+    // Skeletons the client holds go by reference (SkeletonRef), the others in full.
     void queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters);
+    const SkeletonHash& skeleton_hash_of(uint16_t skeleton);
     void send_snapshots(uint32_t tick);
     void account_unsent(Session& s);
     vec3 root_metres(const CharacterSnapshot& c) const;
@@ -210,6 +212,7 @@ private:
     double last_prune_s_ = 0;
     std::vector<uint8_t> opened_;  // receive buffer of an opened sealed datagram
     SnapshotHistory history_;
+    std::map<uint16_t, SkeletonHash> skeleton_hashes_;  // of roster skeletons, computed when first needed
     EncodeCache encode_cache_;  // one tick's character encodings, shared by clients with the same baseline
     std::vector<CharacterSnapshot> now_;
     std::unique_ptr<WorkerPool> pool_;

@@ -61,6 +61,12 @@ struct StreamClientConfig {
     // (e.g. a request to the game's backend). It must name host:port. A throw is reported as the
     // disconnect reason.
     std::function<std::vector<uint8_t>()> fetch_token;
+    // A directory for the skeletons this client receives (created when missing; empty: none).
+    // Every handshake offers the server the 24 used most recently, by hash, and the server sends
+    // those by reference instead of in full: joining again, characters show as soon as their first
+    // states arrive. Files that are damaged or not what their names say are skipped and counted
+    // (StreamClientStats::skeleton_cache_refused). A game may ship its rigs' files here too.
+    std::string skeleton_cache_dir;
 };
 
 enum class ClientEventKind { Connected, Disconnected, CharacterAdded, CharacterRemoved, Teleport, Reset };
@@ -111,6 +117,12 @@ struct StreamClientStats {
     // False when the socket cannot timestamp arrivals (SO_TIMESTAMPNS): datagrams are then stamped
     // when read, so a pumped client's round trip and clock are late by up to a frame.
     bool receive_timestamps = false;
+    // The skeleton cache (StreamClientConfig::skeleton_cache_dir): skeletons read from it and
+    // offered, files refused (the first one's path and reason below), skeletons it failed to keep.
+    uint64_t skeleton_cache_offered = 0, skeleton_cache_refused = 0, skeleton_cache_save_failures = 0;
+    std::string skeleton_cache_problem;
+    // The first skeleton error (session.skeleton_errors counts them), "" while none.
+    std::string skeleton_error;
 };
 
 class StreamClient {
@@ -142,6 +154,9 @@ public:
     // Where the player watches from (metres, world): the server sends the nearest characters in
     // every snapshot and the far ones less often. Until it is set, every character counts alike.
     void set_viewpoint(vec3 metres);
+    // The skeleton cache (as StreamClientConfig::skeleton_cache_dir; "" for none), from the next
+    // connect on. ks::Error (InvalidConfig, "skeleton_cache_dir") when the directory cannot be made.
+    void set_skeleton_cache(const std::string& dir);
     // Events since the last call, oldest first.
     std::vector<ClientEvent> take_events();
 

@@ -23,7 +23,7 @@ struct RelevanceConfig {
 
 namespace net {
 
-constexpr size_t kDecodeErrorKinds = 17;  // the reasons a datagram fails to decode (DecodeError)
+constexpr size_t kDecodeErrorKinds = 18;  // the reasons a datagram fails to decode (DecodeError)
 
 constexpr size_t kUnsentReasons = 4;
 const char* unsent_reason_name(size_t reason);  // "budget", "too_large", "no_precision", "starved"
@@ -59,6 +59,9 @@ struct ServerStats {
     uint64_t connects = 0, disconnects = 0, timeouts = 0;
     uint64_t stalled = 0;     // dropped for not acknowledging reliable messages
     uint64_t resyncs = 0;     // full updates of one character (or part) a client asked for
+    // Skeletons sent to clients by reference (the client held them: ChallengeResponse.known_skeletons)
+    // and in full.
+    uint64_t skeletons_by_reference = 0, skeletons_in_full = 0;
     uint64_t echoes_refused = 0;  // Ping echoes giving no round trip (negative or over 10 s): forged or stale
     uint64_t sessions_in_use = 0;  // handshakes refused: a live session holds that address or player
     // Snapshot entries (a character, or a part of a large one) not sent, summed over clients, by
