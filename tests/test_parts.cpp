@@ -453,3 +453,48 @@ TEST(Parts, TheReceiverHoldsTheStatesTheSenderCanReferenceAndNoOlder) {
     EXPECT_GE(s.decoder.held_bytes(), states);
     EXPECT_LE(s.decoder.held_bytes(), states + kHistoryTicks * 128) << "twice the history would be " << 2 * states;
 }
+
+// Under a tight budget a large character is updated every few ticks, at odd and even ticks alike:
+// over time every slot of the window has held a state. The receiver keeps only the states within
+// reach (and a few spare buffers), however long it runs; keeping every slot's buffers, a game rig
+// cost each client 4.9 MB (256 states) where about 40 were live.
+TEST(Parts, AReceiverHoldsOnlyTheStatesWithinReachHoweverLongItRuns) {
+    Stream s(make_game_rig(builtin_clip("walk")), 1);
+    const size_t joints = s.prec.joints.size(), state = joints * (sizeof(QJoint) + 1);
+    const uint32_t step = 7;  // ticks between updates: 256 / 7 = 36 states within reach
+    size_t most = 0;
+    for (uint32_t t = step; t <= 60 * 60; t += step) {
+        for (const SnapshotPart& p : s.tick(t)) {
+            std::vector<DecodedCharacter> out;
+            ASSERT_EQ(s.decode(p, out), SnapshotError::None) << "tick " << t;
+            s.builder.on_delivered(t, p.units);
+        }
+        if (t > 2 * kHistoryTicks) most = std::max(most, s.decoder.held_bytes());
+    }
+    const size_t live = kHistoryTicks / step + 1;
+    RecordProperty("held_states", int(most / state));
+    EXPECT_GE(most, (live - 1) * state);
+    EXPECT_LE(most, (live + 4 + 1) * state + kHistoryTicks * 128) << "every slot would be " << kHistoryTicks * state;
+}
+
+// An owner that stops taking the assembled poses does not make the client grow: at most kMaxReady
+// wait, the oldest dropped and counted. (The capacity benchmark's in-process clients never took
+// theirs: 4 MB a tick of poses.)
+TEST(Parts, PosesNobodyTakesAreBoundedAndCounted) {
+    const Clip clip = make_game_rig(builtin_clip("walk"));
+    const SkeletonPrecision prec = plan_precision(clip.skeleton, clip.metres_per_unit);
+    const QCharacter q = quantize_character(test::sample_pose(clip, 0.0, Wrap::Loop), clip.skeleton, prec, 0);
+    SnapshotAssembler a(60.0f);
+    const uint32_t n = uint32_t(SnapshotAssembler::kMaxReady) + 300;
+    for (uint32_t t = 1; t <= n; ++t) {
+        a.begin_datagram(t, 0, 1);
+        a.add(1, t, q, {0, uint32_t(clip.joints())}, clip.skeleton, prec);
+        a.end_datagram(t);
+    }
+    EXPECT_EQ(a.take_dropped(), 300u);
+    EXPECT_EQ(a.take_dropped(), 0u) << "taken";
+    const std::vector<SnapshotAssembler::Ready> ready = a.take_ready();
+    ASSERT_EQ(ready.size(), SnapshotAssembler::kMaxReady);
+    EXPECT_EQ(ready.front().tick, 301u) << "the oldest went";
+    EXPECT_EQ(ready.back().tick, n);
+}

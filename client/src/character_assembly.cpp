@@ -81,6 +81,10 @@ void SnapshotAssembler::finish(uint16_t id, Character& c) {
     c.newest_done = c.pending;
     c.any_done = true;
     if (c.seen_count < c.joint_tick.size()) return;  // not every joint has arrived yet
+    if (ready_.size() >= kMaxReady) {
+        ready_.erase(ready_.begin());
+        ++dropped_;
+    }
     ready_.push_back({id, c.pending, c.epoch, c.latest, c.ahead, c.ahead_ticks, c.plan});
     Pose& out = ready_.back().pose;
     for (size_t j = 0; j < c.joint_tick.size(); ++j) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <bitset>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <kinesync/common/anim/pose.h>
@@ -46,8 +47,13 @@ public:
         bool ahead = false;
         uint16_t ahead_ticks = 0, plan = 0;
     };
-    // Poses that became ready since the last call, in the order they did.
+    // Poses that became ready since the last call, in the order they did. At most kMaxReady wait:
+    // beyond, the oldest are dropped (counted by dropped()): an owner that stops taking them
+    // must not make the client grow without bound.
     std::vector<Ready> take_ready();
+    static constexpr size_t kMaxReady = 1024;
+    // Poses dropped since the last call (taken).
+    uint64_t take_dropped() { return std::exchange(dropped_, 0); }
     // A character removed, or its skeleton changed.
     void forget(uint16_t id) { chars_.erase(id); }
 
@@ -77,6 +83,7 @@ private:
     std::map<uint16_t, Character> chars_;
     std::map<uint32_t, TickDatagrams> ticks_;
     std::vector<Ready> ready_;
+    uint64_t dropped_ = 0;
     Pose decoded_;  // scratch
 };
 

@@ -494,6 +494,7 @@ bool ClientSession::on_snapshot(const DecodedPacket::SnapshotView& m, double now
         poses_.add(d.id, m.tick, *d.state, d.joints, skeletons_.at(uint16_t(sk)).skeleton, precisions_.at(uint16_t(sk)));
     }
     poses_.end_datagram(m.tick);
+    stats_.poses_dropped += poses_.take_dropped();
     stats_.characters_decoded += out.size();
     return true;
 }

@@ -65,8 +65,8 @@ const char* snapshot_error_name(SnapshotError e) {
 
 const QCharacter* SnapshotDecoder::find(uint16_t id, uint32_t tick, JointRange joints) const {
     const auto it = rings_.find(id);
-    if (it == rings_.end()) return nullptr;
-    const Entry& e = it->second[tick % capacity_];
+    if (it == rings_.end() || it->second.slots.empty()) return nullptr;
+    const Entry& e = it->second.slots[tick % capacity_];
     if (!e.valid || e.tick != tick) return nullptr;
     if (joints.end() > e.have.size()) return nullptr;
     for (uint32_t j = joints.first; j < joints.end(); ++j)
@@ -81,11 +81,41 @@ uint8_t entry_mode_byte(uint32_t mode, uint32_t base_age) {
 
 size_t SnapshotDecoder::held_bytes() const {
     size_t n = 0;
+    auto buffers = [](const Entry& e) { return e.state.joints.capacity() * sizeof(QJoint) + e.have.capacity(); };
     for (const auto& [id, ring] : rings_) {
-        n += ring.capacity() * sizeof(Entry);
-        for (const Entry& e : ring) n += e.state.joints.capacity() * sizeof(QJoint) + e.have.capacity();
+        n += (ring.slots.capacity() + ring.spare.capacity()) * sizeof(Entry) + ring.order.size() * sizeof(uint32_t);
+        for (const Entry& e : ring.slots) n += buffers(e);
+        for (const Entry& e : ring.spare) n += buffers(e);
     }
     return n;
+}
+
+// The slot of `tick`, holding that tick's state (fresh when it held another). States no longer in
+// reach (kHistoryTicks older than `tick`) are retired first: their buffers go to the spares (a few
+// kept for the next states, the rest freed), so a character holds only what it received within
+// the window however long the client runs.
+SnapshotDecoder::Entry& SnapshotDecoder::slot_for(Ring& ring, uint32_t tick, size_t joints) {
+    if (ring.slots.empty()) ring.slots.resize(capacity_);
+    Entry& e = ring.slots[tick % capacity_];
+    if (e.valid && e.tick == tick && e.have.size() == joints) return e;
+    while (!ring.order.empty() && tick > ring.order.front() && tick - ring.order.front() >= capacity_) {
+        Entry& old = ring.slots[ring.order.front() % capacity_];
+        ring.order.pop_front();
+        if (!old.valid || old.tick > tick || tick - old.tick < capacity_) continue;  // reused by a later tick since
+        old.valid = false;
+        if (ring.spare.size() < kSpareStates) ring.spare.push_back(std::move(old));
+        old = Entry{};
+    }
+    if (!e.valid && e.state.joints.capacity() == 0 && !ring.spare.empty()) {
+        e = std::move(ring.spare.back());
+        ring.spare.pop_back();
+    }
+    e.tick = tick;
+    e.valid = true;
+    e.state.joints.assign(joints, QJoint{});
+    e.have.assign(joints, 0);
+    ring.order.push_back(tick);
+    return e;
 }
 
 SnapshotError read_entry_header(std::span<const uint8_t> data, size_t& pos, EntryHeader& h) {
@@ -136,15 +166,7 @@ SnapshotError SnapshotDecoder::decode_entry(uint32_t tick, const EntryHeader& h,
     cb.context_age_s = double(h.ctx_age) / tick_hz_;
     cb.hold_depth = mode == 2 ? int(h.hold) : -1;
     if (!decode_character(h.bytes, scratch_, mode >= 1 ? &cb : nullptr, prec, range)) return SnapshotError::BadPayload;
-    auto& ring = rings_[id];
-    if (ring.empty()) ring.resize(capacity_);
-    Entry& e = ring[tick % capacity_];
-    if (!e.valid || e.tick != tick || e.have.size() != prec.joints.size()) {
-        e.tick = tick;
-        e.valid = true;
-        e.state.joints.assign(prec.joints.size(), QJoint{});
-        e.have.assign(prec.joints.size(), 0);
-    }
+    Entry& e = slot_for(rings_[id], tick, prec.joints.size());
     e.state.epoch = scratch_.epoch;
     e.state.ahead = (h.mode & kModeAhead) != 0;
     e.state.ahead_ticks = uint16_t(h.ahead_ticks);

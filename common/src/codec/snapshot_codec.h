@@ -23,6 +23,7 @@
 // Nothing here knows about sockets: the server and the offline replay share it.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <span>
 #include <unordered_map>
@@ -122,8 +123,8 @@ public:
     const QCharacter* find(uint16_t id, uint32_t tick, JointRange joints = {}) const;
     // Drop a character's history (e.g. its skeleton changed).
     void forget(uint16_t id) { rings_.erase(id); }
-    // Bytes the history holds: per character, a slot per tick received within kHistoryTicks,
-    // each the character's joints.
+    // Bytes the history holds: per character, a state per tick received within kHistoryTicks
+    // (and a few spare), each the character's joints, and a slot per tick of the window.
     size_t held_bytes() const;
 
 private:
@@ -133,11 +134,20 @@ private:
         QCharacter state;
         std::vector<uint8_t> have;  // per joint: decoded for this tick
     };
+    // One character's states: a slot per tick of the window (tick % capacity), and the ticks held,
+    // oldest first, so a state out of reach gives its buffers back before a new one takes any.
+    struct Ring {
+        std::vector<Entry> slots;
+        std::deque<uint32_t> order;
+        std::vector<Entry> spare;  // retired buffers, at most kSpareStates
+    };
+    static constexpr size_t kSpareStates = 4;
+    Entry& slot_for(Ring& ring, uint32_t tick, size_t joints);
     SnapshotError decode_entry(uint32_t tick, const EntryHeader& h, const SkeletonPrecision& prec, JointRange range,
                                DecodedCharacter& out);
     float tick_hz_;
     uint32_t capacity_;
-    std::unordered_map<uint16_t, std::vector<Entry>> rings_;
+    std::unordered_map<uint16_t, Ring> rings_;
     QCharacter scratch_;
 };
 

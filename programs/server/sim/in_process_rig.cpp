@@ -74,6 +74,7 @@ void InProcessRig::exchange(double now) {
         q.erase(std::remove_if(q.begin(), q.end(), [&](const InFlight& d) { return d.due <= tick_now_; }), q.end());
         s.update(now);
         s.take_received();
+        s.take_poses();
         s.take_events();
         // Replies take the same time back: held here, injected when due.
         for (auto& d : s.take_outgoing()) replies_.push_back({tick_now_ + delay(i), port, std::move(d)});

@@ -33,6 +33,8 @@ struct ClientSessionStats {
     // errors: definitions or references refused (a part that contradicts another, a reference to
     // a skeleton this client did not offer); their characters are never shown.
     uint64_t skeletons_offered = 0, skeletons_by_reference = 0, skeletons_in_full = 0, skeleton_errors = 0;
+    // Whole poses dropped unshown because the program did not take them (over 1,024 waiting).
+    uint64_t poses_dropped = 0;
 };
 
 }  // namespace ks
