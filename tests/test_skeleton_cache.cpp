@@ -78,6 +78,7 @@ TEST(SkeletonHash, CanonicalBytesRoundTripAndTheHashIsTheSameOnEveryPlatform) {
     EXPECT_EQ(net::skeleton_hash_from_hex(net::to_hex(net::skeleton_hash(arm(), 0.01f))), net::skeleton_hash(arm(), 0.01f));
     EXPECT_FALSE(net::skeleton_hash_from_hex(std::string(64, 'G')));
     EXPECT_FALSE(net::skeleton_hash_from_hex(std::string(63, '0')));
+    EXPECT_FALSE(net::skeleton_hash_from_hex(std::string(64, 'A'))) << "one spelling per name: lower case";
 }
 
 TEST(SkeletonHash, EveryFieldTheCodecAndFkUseChangesTheHash) {

@@ -15,6 +15,7 @@
 #include "common/src/net/secure_channel.h"
 #include "common/src/net/skeleton_hash.h"
 #include "programs/server/sim/in_process_rig.h"
+#include "tests/support/arm.h"
 #include "tests/support/udp_harness.h"
 #include "tests/support/wait.h"
 
@@ -94,17 +95,7 @@ TEST(SkeletonRefs, TheHandshakeProofCoversTheOfferedHashes) {
     EXPECT_FALSE(net::check_handshake_proof(key, cookie, 42, blind, offer)) << "a proof that leaves the offer out";
 }
 
-namespace {
-
-Skeleton arm() {
-    Skeleton s;
-    s.names = {"root", "shoulder", "hand"};
-    s.parents = {-1, 0, 1};
-    s.offsets = {{0, 0, 0}, {0, 150, 0}, {0, 60, 0}};
-    return s;
-}
-
-}  // namespace
+using test::arm;
 
 // The library as a game uses it: the first session receives the skeleton in full and keeps it in
 // the cache directory; the next one (a new StreamClient, as after a restart) offers it and gets a

@@ -13,6 +13,7 @@
 #include <kinesync/common/record/recording.h>
 #include <kinesync/common/errors.h>
 #include <kinesync/server/stream_server.h>
+#include "tests/support/arm.h"
 #include "tests/support/wait.h"
 #include "tests/support/scratch.h"
 
@@ -21,15 +22,9 @@ using ks::test::kDeadlineS;
 
 namespace {
 
-// A game's own 3-joint arm (centimetres) swinging about its shoulder while its root walks along x.
-Skeleton arm() {
-    Skeleton s;
-    s.names = {"root", "shoulder", "hand"};
-    s.parents = {-1, 0, 1};
-    s.offsets = {{0, 0, 0}, {0, 150, 0}, {0, 60, 0}};
-    return s;
-}
+using test::arm;
 
+// The arm swinging about its shoulder while its root walks along x.
 Pose arm_pose(double t, float x0) {
     Pose p(3);
     const Skeleton s = arm();

@@ -191,14 +191,16 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
         if (!cur.defs.empty() || !cur.characters.empty() || !cur.refs.empty()) plans.push_back(std::move(cur));
         cur = {};
     };
-    for (const SkeletonRefInput& r : refs) {
-        cur.refs.push_back(r);
-        if (fits(cur)) continue;
-        cur.refs.pop_back();
-        flush();
-        cur.refs.push_back(r);
-        if (!fits(cur)) throw std::invalid_argument("plan_skeleton_defs: one reference does not fit the packet");
-    }
+    // A small item (a reference, a character) into the current packet, or the next one.
+    auto add_whole = [&](auto& list, const auto& item, const char* what) {
+        list.push_back(item);
+        if (fits(cur)) return;
+        list.pop_back();
+        flush();  // cur is reset in place: `list` still names its member
+        list.push_back(item);
+        if (!fits(cur)) throw std::invalid_argument(std::string("plan_skeleton_defs: one ") + what + " does not fit the packet");
+    };
+    for (const SkeletonRefInput& r : refs) add_whole(cur.refs, r, "reference");
     for (const SkeletonDefInput& in : skeletons) {
         check_def_input(in);
         const int end = in.joint_count < 0 ? in.skeleton->size() : in.first_joint + in.joint_count;
@@ -233,14 +235,7 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
             flush();
         }
     }
-    for (const CharacterInfoInput& c : characters) {
-        cur.characters.push_back(c);
-        if (fits(cur)) continue;
-        cur.characters.pop_back();
-        flush();
-        cur.characters.push_back(c);
-        if (!fits(cur)) throw std::invalid_argument("plan_skeleton_defs: one character does not fit the packet");
-    }
+    for (const CharacterInfoInput& c : characters) add_whole(cur.characters, c, "character");
     flush();
     return plans;
 }

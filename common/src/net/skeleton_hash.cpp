@@ -1,10 +1,13 @@
 #include "common/src/net/skeleton_hash.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include <kinesync/common/errors.h>
+#include <kinesync/common/net/tokens.h>
 
 #include "common/src/crypto/crypto.h"
 
@@ -120,30 +123,14 @@ std::optional<CanonicalSkeleton> parse_canonical_skeleton(std::span<const uint8_
     return out;
 }
 
-std::string to_hex(const SkeletonHash& h) {
-    static const char* digits = "0123456789abcdef";
-    std::string s;
-    for (uint8_t b : h) {
-        s.push_back(digits[b >> 4]);
-        s.push_back(digits[b & 15]);
-    }
-    return s;
-}
+// A hash is 32 bytes, as a key is: the same hex (lower case only, so a name has one spelling).
+static_assert(std::is_same_v<SkeletonHash, Key>);
+
+std::string to_hex(const SkeletonHash& h) { return key_to_hex(h); }
 
 std::optional<SkeletonHash> skeleton_hash_from_hex(std::string_view hex) {
-    if (hex.size() != 2 * kSkeletonHashBytes) return std::nullopt;
-    auto nibble = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        return -1;
-    };
-    SkeletonHash h{};
-    for (size_t i = 0; i < h.size(); ++i) {
-        const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0) return std::nullopt;
-        h[i] = uint8_t(hi << 4 | lo);
-    }
-    return h;
+    if (std::any_of(hex.begin(), hex.end(), [](char c) { return c >= 'A' && c <= 'F'; })) return std::nullopt;
+    return key_from_hex(hex);
 }
 
 }  // namespace ks::net
