@@ -477,24 +477,44 @@ TEST(Parts, AReceiverHoldsOnlyTheStatesWithinReachHoweverLongItRuns) {
     EXPECT_LE(most, (live + 4 + 1) * state + kHistoryTicks * 128) << "every slot would be " << kHistoryTicks * state;
 }
 
-// An owner that stops taking the assembled poses does not make the client grow: at most kMaxReady
-// wait, the oldest dropped and counted. (The capacity benchmark's in-process clients never took
-// theirs: 4 MB a tick of poses.)
+// An owner that stops taking the assembled poses does not make the client grow: at most
+// kMaxReadyPerCharacter of each character wait, the oldest dropped and counted. (The capacity
+// benchmark's in-process clients never took theirs: 4 MB a tick of poses.)
 TEST(Parts, PosesNobodyTakesAreBoundedAndCounted) {
     const Clip clip = make_game_rig(builtin_clip("walk"));
     const SkeletonPrecision prec = plan_precision(clip.skeleton, clip.metres_per_unit);
     const QCharacter q = quantize_character(test::sample_pose(clip, 0.0, Wrap::Loop), clip.skeleton, prec, 0);
     SnapshotAssembler a(60.0f);
-    const uint32_t n = uint32_t(SnapshotAssembler::kMaxReady) + 300;
+    const uint32_t keep = uint32_t(SnapshotAssembler::kMaxReadyPerCharacter), n = 300;
     for (uint32_t t = 1; t <= n; ++t) {
         a.begin_datagram(t, 0, 1);
         a.add(1, t, q, {0, uint32_t(clip.joints())}, clip.skeleton, prec);
+        if (t == 1) a.add(2, t, q, {0, uint32_t(clip.joints())}, clip.skeleton, prec);  // another character, once
         a.end_datagram(t);
     }
-    EXPECT_EQ(a.take_dropped(), 300u);
+    EXPECT_EQ(a.take_dropped(), n - keep);
     EXPECT_EQ(a.take_dropped(), 0u) << "taken";
     const std::vector<SnapshotAssembler::Ready> ready = a.take_ready();
-    ASSERT_EQ(ready.size(), SnapshotAssembler::kMaxReady);
-    EXPECT_EQ(ready.front().tick, 301u) << "the oldest went";
+    ASSERT_EQ(ready.size(), keep + 1);
+    EXPECT_EQ(ready.front().id, 2) << "the other character's pose is kept";
+    EXPECT_EQ(ready[1].tick, n - keep + 1) << "the oldest went";
     EXPECT_EQ(ready.back().tick, n);
+}
+
+// A hostile sender alternating two ticks kHistoryTicks apart makes one slot hold each in turn; the
+// receiver's bookkeeping of which states to give back stays within the window (it grew by a
+// tick per datagram, without bound, before it was capped).
+TEST(Parts, TicksAlternatingAWindowApartDoNotGrowTheReceiver) {
+    Stream s(builtin_clip("walk"), 1);
+    const std::vector<SnapshotPart> first = s.tick(2);
+    ASSERT_EQ(first.size(), 1u);
+    ASSERT_EQ(entry_modes(first[0].data).at(0).second & kModeMask, 0u) << "a full state decodes at any tick";
+    std::vector<DecodedCharacter> out;
+    size_t early = 0;
+    for (uint32_t i = 0; i < 4000; ++i) {
+        const uint32_t tick = 1000 + (i % 2 ? 0 : kHistoryTicks);
+        ASSERT_EQ(s.decoder.decode(tick, first[0].data, [](uint16_t) { return 0; }, s.lookup, out), SnapshotError::None);
+        if (i == 10) early = s.decoder.held_bytes();
+    }
+    EXPECT_LE(s.decoder.held_bytes(), early + kHistoryTicks * sizeof(uint32_t));
 }

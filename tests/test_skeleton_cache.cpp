@@ -49,6 +49,11 @@ bool same_offsets(const Skeleton& a, const Skeleton& b) {
     return true;
 }
 
+std::string utf8(const fs::path& p) {
+    const std::u8string u = p.u8string();
+    return std::string(u.begin(), u.end());
+}
+
 std::vector<uint8_t> read_all(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -144,8 +149,10 @@ TEST(SkeletonHash, EveryTruncationAndEachBadFieldIsRefusedNamingTheByte) {
 
 TEST(SkeletonCache, KeepsWhatItReceivesAndRefusesDamagedOrForeignFilesByName) {
     TempDir dir;
-    SkeletonCache cache(dir.path / "nested" / "skeletons");
+    // A UTF-8 path with a character beyond ASCII, as a player's profile folder may have.
+    SkeletonCache cache(utf8(dir.path / "nested") + "/sk\xc3\xa9lettes");
     EXPECT_TRUE(fs::is_directory(cache.dir())) << "created";
+    EXPECT_EQ(utf8(cache.dir().filename()), "sk\xc3\xa9lettes");
     EXPECT_TRUE(cache.load(24).empty());
     ASSERT_TRUE(cache.save({3, "arm", arm(), 0.01f}));
     const net::SkeletonHash h = net::skeleton_hash(arm(), 0.01f);
@@ -182,18 +189,29 @@ TEST(SkeletonCache, KeepsWhatItReceivesAndRefusesDamagedOrForeignFilesByName) {
     EXPECT_TRUE(cache.load(24, &problems).empty());
     ASSERT_EQ(problems.size(), 1u);
     EXPECT_NE(problems[0].find("more than any skeleton"), std::string::npos) << problems[0];
-    // Files that are not the cache's are left alone.
+    // A refused file is reported once and deleted (a copy received later replaces it); files that
+    // are not the cache's are left alone.
+    EXPECT_FALSE(fs::exists(cache.file_of(h)));
     write_all(cache.dir() / "notes.txt", {1, 2, 3});
     write_all(cache.dir() / "abc.kskel", {1, 2, 3});
     problems.clear();
     cache.load(24, &problems);
-    EXPECT_EQ(problems.size(), 1u) << "only the damaged skeleton file";
+    EXPECT_TRUE(problems.empty());
     EXPECT_TRUE(fs::exists(cache.dir() / "notes.txt"));
+    EXPECT_TRUE(fs::exists(cache.dir() / "abc.kskel"));
+    // A temporary file a crash left an hour ago goes with the next save; a fresh one (another
+    // process writing now) stays.
+    write_all(cache.dir() / "x.kskel.tmp1", {1});
+    write_all(cache.dir() / "x.kskel.tmp2", {1});
+    fs::last_write_time(cache.dir() / "x.kskel.tmp1", fs::file_time_type::clock::now() - std::chrono::hours(2));
+    ASSERT_TRUE(cache.save({3, "arm", arm(), 0.01f}));
+    EXPECT_FALSE(fs::exists(cache.dir() / "x.kskel.tmp1"));
+    EXPECT_TRUE(fs::exists(cache.dir() / "x.kskel.tmp2"));
 }
 
 TEST(SkeletonCache, OffersTheMostRecentlyUsedAndKeepsABoundedNumber) {
     TempDir dir;
-    SkeletonCache cache(dir.path);
+    SkeletonCache cache(utf8(dir.path));
     std::vector<net::SkeletonHash> hashes;
     const auto now = fs::file_time_type::clock::now();
     for (int i = 0; i < 30; ++i) {
@@ -226,14 +244,14 @@ TEST(SkeletonCache, ADirectoryItCannotUseIsRefusedNamingTheField) {
     fs::create_directories(dir.path);
     write_all(dir.path / "a-file", {1});
     try {
-        SkeletonCache cache(dir.path / "a-file");
+        SkeletonCache cache(utf8(dir.path / "a-file"));
         FAIL() << "a file is not a directory";
     } catch (const Error& e) {
         EXPECT_EQ(e.code(), Errc::InvalidConfig);
         EXPECT_EQ(e.field(), "skeleton_cache_dir");
-        EXPECT_NE(std::string(e.what()).find("skeleton_cache_dir = " + (dir.path / "a-file").string()), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("skeleton_cache_dir = " + utf8(dir.path / "a-file")), std::string::npos) << e.what();
     }
-    EXPECT_THROW(SkeletonCache(fs::path()), Error);
+    EXPECT_THROW(SkeletonCache(std::string()), Error);
 }
 
 namespace {

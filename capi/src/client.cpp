@@ -198,6 +198,18 @@ ks_result ks_client_get_stats(const ks_client* c, ks_client_stats* out) {
     });
 }
 
+ks_result ks_client_get_skeleton_stats(const ks_client* c, ks_client_skeleton_stats* out) {
+    return guarded("ks_client_get_skeleton_stats", [&] {
+        KS_NEED(c);
+        if (!out) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_get_skeleton_stats: NULL out");
+        const StreamClientStats s = c->client.stats();
+        const ClientSessionStats& n = s.session;
+        *out = {n.skeletons_offered, n.skeletons_by_reference, n.skeletons_in_full, n.skeleton_errors,
+                s.skeleton_cache_refused, s.skeleton_cache_save_failures};
+        return KS_OK;
+    });
+}
+
 namespace {
 const RemoteCharacter* find(const ks_client* c, uint16_t id, int capacity, const char* fn) {
     const RemoteCharacter* r = c->client.character(id);

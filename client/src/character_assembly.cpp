@@ -81,8 +81,12 @@ void SnapshotAssembler::finish(uint16_t id, Character& c) {
     c.newest_done = c.pending;
     c.any_done = true;
     if (c.seen_count < c.joint_tick.size()) return;  // not every joint has arrived yet
-    if (ready_.size() >= kMaxReady) {
-        ready_.erase(ready_.begin());
+    size_t waiting = 0;
+    auto oldest = ready_.end();
+    for (auto it = ready_.begin(); it != ready_.end(); ++it)
+        if (it->id == id && waiting++ == 0) oldest = it;
+    if (waiting >= kMaxReadyPerCharacter) {
+        ready_.erase(oldest);
         ++dropped_;
     }
     ready_.push_back({id, c.pending, c.epoch, c.latest, c.ahead, c.ahead_ticks, c.plan});

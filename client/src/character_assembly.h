@@ -47,11 +47,11 @@ public:
         bool ahead = false;
         uint16_t ahead_ticks = 0, plan = 0;
     };
-    // Poses that became ready since the last call, in the order they did. At most kMaxReady wait:
-    // beyond, the oldest are dropped (counted by dropped()): an owner that stops taking them
-    // must not make the client grow without bound.
+    // Poses that became ready since the last call, in the order they did. At most
+    // kMaxReadyPerCharacter of a character wait: beyond, its oldest is dropped (counted by
+    // take_dropped()), so an owner that stops taking them does not make the client grow.
     std::vector<Ready> take_ready();
-    static constexpr size_t kMaxReady = 1024;
+    static constexpr size_t kMaxReadyPerCharacter = 4;
     // Poses dropped since the last call (taken).
     uint64_t take_dropped() { return std::exchange(dropped_, 0); }
     // A character removed, or its skeleton changed.

@@ -54,6 +54,7 @@ void ClientSession::connect(double now_s) {
     received_ = {};
     assembler_ = {};
     offered_ = std::min(known_.size(), kMaxKnownSkeletons);
+    stats_.skeletons_offered += offered_;
     skeletons_.clear();
     precisions_.clear();
     character_skeleton_.clear();
@@ -123,7 +124,6 @@ void ClientSession::send_challenge_response(const Cookie& cookie) {
         proof = handshake_proof(token_->client_to_server, cookie, salt_, {offer.empty() ? nullptr : offer[0].data(), offer.size() * kSkeletonHashBytes});
     send([&](const PacketHeader& h) { return build_challenge_response(h, salt_, cookie, token_ ? &proof : nullptr, offer); }, true);
     ++stats_.challenge_responses;
-    stats_.skeletons_offered += offer.size();
 }
 
 void ClientSession::handshake_round(double now_s) {

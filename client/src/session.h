@@ -66,7 +66,7 @@ struct KnownSkeleton {
 struct ReceivedCharacterState {
     uint16_t id;
     uint32_t tick;
-    const QCharacter* state;  // owned by the session's decoder history; valid within `joints`
+    const QCharacter* state;  // in the session's decoder history, within `joints`: valid until the next datagram
     bool full;
     JointRange joints;        // every joint, or one part of a large character
 };

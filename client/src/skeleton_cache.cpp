@@ -1,6 +1,7 @@
 #include "client/src/skeleton_cache.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <random>
 #include <system_error>
@@ -17,6 +18,15 @@ constexpr const char* kExtension = ".kskel";
 // The largest canonical skeleton: 11 bytes of header, then 1,024 joints of 15 bytes and a 64-byte name.
 constexpr uintmax_t kMaxFileBytes = 11 + 1024 * (15 + 64);
 
+// Paths are UTF-8 on every platform (a Windows profile folder may hold any character).
+fs::path from_utf8(const std::string& s) { return fs::path(std::u8string(s.begin(), s.end())); }
+std::string utf8(const fs::path& p) {
+    const std::u8string u = p.u8string();
+    return std::string(u.begin(), u.end());
+}
+
+bool is_temporary(const fs::path& p) { return p.filename().u8string().find(u8".kskel.tmp") != std::u8string::npos; }
+
 struct Entry {
     fs::path path;
     net::SkeletonHash hash;
@@ -30,7 +40,7 @@ std::vector<Entry> entries(const fs::path& dir) {
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const fs::path& p = it->path();
         if (p.extension() != kExtension) continue;
-        const auto h = net::skeleton_hash_from_hex(p.stem().string());
+        const auto h = net::skeleton_hash_from_hex(utf8(p.stem()));
         if (!h) continue;
         std::error_code tec;
         const fs::file_time_type t = fs::last_write_time(p, tec);
@@ -55,13 +65,18 @@ bool read_file(const fs::path& p, std::vector<uint8_t>& out, std::string& why) {
 
 }  // namespace
 
-SkeletonCache::SkeletonCache(fs::path dir) : dir_(std::move(dir)) {
+SkeletonCache::SkeletonCache(const std::string& dir) : dir_(from_utf8(dir)) {
+    auto refuse = [&](const std::string& why) {
+        throw Error(Errc::InvalidConfig, "skeleton_cache_dir = " + dir + ": " + why, "skeleton_cache_dir");
+    };
+    if (dir.empty()) throw Error(Errc::InvalidConfig, "skeleton_cache_dir is empty", "skeleton_cache_dir");
     std::error_code ec;
-    if (dir_.empty()) throw Error(Errc::InvalidConfig, "skeleton_cache_dir is empty", "skeleton_cache_dir");
     fs::create_directories(dir_, ec);
-    if (ec || !fs::is_directory(dir_))
-        throw Error(Errc::InvalidConfig, "skeleton_cache_dir = " + dir_.string() + ": not a directory this client can make or use" +
-                                             (ec ? ": " + ec.message() : std::string()), "skeleton_cache_dir");
+    if (ec || !fs::is_directory(dir_)) refuse("not a directory this client can make or use" + (ec ? ": " + ec.message() : std::string()));
+    // Writable, or every skeleton this client receives would fail to be kept.
+    const fs::path probe = dir_ / ("probe.kskel.tmp" + std::to_string(std::random_device()()));
+    if (!std::ofstream(probe, std::ios::binary)) refuse("cannot write files in it");
+    fs::remove(probe, ec);
 }
 
 fs::path SkeletonCache::file_of(const net::SkeletonHash& h) const { return dir_ / (net::to_hex(h) + kExtension); }
@@ -80,7 +95,9 @@ std::vector<KnownSkeleton> SkeletonCache::load(size_t limit, std::vector<std::st
                 continue;
             }
         }
-        if (problems) problems->push_back(e.path.string() + ": " + why);
+        if (problems) problems->push_back(utf8(e.path) + ": " + why);
+        std::error_code ignored;
+        fs::remove(e.path, ignored);  // reported once; a received copy replaces it
     }
     return out;
 }
@@ -94,7 +111,7 @@ bool SkeletonCache::save(const net::ReceivedSkeleton& s, std::string* why) {
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         if (!out || !out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size())) || !out.flush()) {
-            if (why) *why = tmp.string() + ": cannot write";
+            if (why) *why = utf8(tmp) + ": cannot write";
             std::error_code ignored;
             fs::remove(tmp, ignored);
             return false;
@@ -103,7 +120,7 @@ bool SkeletonCache::save(const net::ReceivedSkeleton& s, std::string* why) {
     std::error_code ec;
     fs::rename(tmp, path, ec);
     if (ec) {
-        if (why) *why = path.string() + ": " + ec.message();
+        if (why) *why = utf8(path) + ": " + ec.message();
         fs::remove(tmp, ec);
         return false;
     }
@@ -118,10 +135,14 @@ bool SkeletonCache::touch(const net::SkeletonHash& h) const {
     return !ec;
 }
 
+// Beyond kMaxFiles the least recently used go, and temporary files a crash left behind an hour ago.
 void SkeletonCache::prune() const {
     const std::vector<Entry> all = entries(dir_);
-    std::error_code ignored;
-    for (size_t i = kMaxFiles; i < all.size(); ++i) fs::remove(all[i].path, ignored);
+    std::error_code ec;
+    for (size_t i = kMaxFiles; i < all.size(); ++i) fs::remove(all[i].path, ec);
+    const auto old = fs::file_time_type::clock::now() - std::chrono::hours(1);
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec))
+        if (is_temporary(it->path()) && fs::last_write_time(it->path(), ec) < old && !ec) fs::remove(it->path(), ec);
 }
 
 }  // namespace ks

@@ -239,7 +239,10 @@ void StreamClient::Impl::start_session(double t) {
 }
 
 void StreamClient::Impl::offer_cached_skeletons() {
-    if (!cache) return;
+    if (!cache) {
+        session.set_known_skeletons({});
+        return;
+    }
     std::vector<std::string> problems;
     std::vector<KnownSkeleton> known = cache->load(net::kMaxKnownSkeletons, &problems);
     cache_offered += known.size();

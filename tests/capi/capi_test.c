@@ -187,6 +187,13 @@ int main(void) {
               "stats: %llu snapshots, %llu bytes in, %llu datagrams in, rtt %.2f, %llu connect requests, %llu challenges",
               (unsigned long long)st.snapshots_received, (unsigned long long)st.bytes_in, (unsigned long long)st.datagrams_in, st.rtt_ms,
               (unsigned long long)st.connect_requests, (unsigned long long)st.challenges);
+        ks_client_skeleton_stats sk;
+        CHECK(ks_client_get_skeleton_stats(client, NULL) == KS_ERROR_INVALID_ARGUMENT, "NULL skeleton stats accepted");
+        CHECK(ks_client_get_skeleton_stats(client, &sk) == KS_OK, "%s", ks_last_error());
+        CHECK(sk.in_full == 1 && sk.offered == 0 && sk.by_reference == 0 && sk.errors == 0 && sk.cache_refused == 0 &&
+                  sk.cache_save_failures == 0,
+              "skeleton stats: %llu in full, %llu offered, %llu errors", (unsigned long long)sk.in_full,
+              (unsigned long long)sk.offered, (unsigned long long)sk.errors);
     }
     int got_parents[2] = {7, 7};
     float got_offsets[6] = {0};

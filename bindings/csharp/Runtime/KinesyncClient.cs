@@ -174,9 +174,16 @@ namespace Kinesync
         /// "" for none. Throws (InvalidConfig) when the directory cannot be made.</summary>
         public void SetSkeletonCache(string dir)
         {
-            IntPtr p = Marshal.StringToHGlobalAnsi(dir ?? "");
-            try { Native.Check(Native.ks_client_set_skeleton_cache(Live(), p)); }
-            finally { Marshal.FreeHGlobal(p); }
+            // UTF-8 and NUL-terminated: a profile folder may hold any character.
+            byte[] utf8 = System.Text.Encoding.UTF8.GetBytes((dir ?? "") + "\0");
+            Native.Check(Native.ks_client_set_skeleton_cache(Live(), utf8));
+        }
+
+        public SkeletonStats GetSkeletonStats()
+        {
+            SkeletonStats s;
+            Native.Check(Native.ks_client_get_skeleton_stats(Live(), out s));
+            return s;
         }
 
         /// <summary>The server time (seconds) the last Update rendered at.</summary>

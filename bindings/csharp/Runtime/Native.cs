@@ -110,7 +110,8 @@ namespace Kinesync
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_poll(ClientHandle c);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_get_state(ClientHandle c);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_set_viewpoint(ClientHandle c, float x, float y, float z);
-        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_set_skeleton_cache(ClientHandle c, IntPtr dir);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_set_skeleton_cache(ClientHandle c, byte[] utf8Dir);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_get_skeleton_stats(ClientHandle c, out SkeletonStats s);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_next_event(ClientHandle c, out Event e);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_character_count(ClientHandle c);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)] internal static extern int ks_client_character_at(ClientHandle c, int index, out CharacterInfo info);

@@ -173,4 +173,13 @@ namespace Kinesync
         /// (Challenges / ConnectRequests is the share answered), forged Challenges refused.</summary>
         public ulong ConnectRequests, Challenges, ChallengesForged;
     }
+
+    /// <summary>Skeletons, over every connection: offered as already held (the skeleton cache),
+    /// taken by reference, received in full, refused; cache files refused and skeletons it failed to keep.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct SkeletonStats
+    {
+        public ulong Offered, ByReference, InFull, Errors;
+        public ulong CacheRefused, CacheSaveFailures;
+    }
 }

@@ -198,6 +198,15 @@ typedef struct ks_client_stats {
     uint64_t connect_requests, challenges, challenges_forged;
 } ks_client_stats;
 
+/* Skeletons, over every connection: offered to the server as already held (the skeleton cache),
+ * taken by reference, received in full, refused (errors: a part contradicting another, a reference
+ * to a skeleton not offered; their characters are never shown); cache files refused (damaged or not
+ * what their names say: deleted) and skeletons the cache failed to keep. */
+typedef struct ks_client_skeleton_stats {
+    uint64_t offered, by_reference, in_full, errors;
+    uint64_t cache_refused, cache_save_failures;
+} ks_client_skeleton_stats;
+
 KS_API void ks_client_config_init(ks_client_config* cfg);
 KS_API ks_result ks_client_create(const ks_client_config* cfg, ks_client** out);
 KS_API void ks_client_destroy(ks_client* c);
@@ -235,7 +244,7 @@ KS_API ks_result ks_client_poll(ks_client* c);
 KS_API ks_client_state ks_client_get_state(const ks_client* c);
 /* Where the player watches from (metres, world): the nearest characters come first. */
 KS_API ks_result ks_client_set_viewpoint(ks_client* c, float x, float y, float z);
-/* A directory (created when missing) where the client keeps the skeletons it receives, offering
+/* A directory (UTF-8; created when missing) where the client keeps the skeletons it receives, offering
  * them to the server by hash from the next connect on: the server then sends references instead of
  * definitions, and joining again is quicker. NULL or "": none. KS_ERROR_INVALID_CONFIG when the
  * directory cannot be made or used. */
@@ -253,6 +262,7 @@ KS_API ks_result ks_client_skeleton(const ks_client* c, uint16_t character, int*
 KS_API ks_result ks_client_local_pose(const ks_client* c, uint16_t character, ks_kform* joints, int capacity);
 KS_API ks_result ks_client_global_pose(const ks_client* c, uint16_t character, ks_kform* joints, int capacity);
 KS_API ks_result ks_client_get_stats(const ks_client* c, ks_client_stats* out);
+KS_API ks_result ks_client_get_skeleton_stats(const ks_client* c, ks_client_skeleton_stats* out);
 /* The server time (seconds) the last update rendered at. */
 KS_API double ks_client_render_time(const ks_client* c);
 

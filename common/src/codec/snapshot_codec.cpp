@@ -115,6 +115,9 @@ SnapshotDecoder::Entry& SnapshotDecoder::slot_for(Ring& ring, uint32_t tick, siz
     e.state.joints.assign(joints, QJoint{});
     e.have.assign(joints, 0);
     ring.order.push_back(tick);
+    // Ticks that keep landing in one slot (a hostile sender alternating T and T - 256) never age
+    // out of the front: forgetting the oldest keeps the list to the window (slots still bound the states).
+    while (ring.order.size() > capacity_) ring.order.pop_front();
     return e;
 }
 

@@ -28,12 +28,12 @@ struct ClientSessionStats {
     // (forged: someone who sees the link answered for the server), ChallengeResponses sent.
     // challenges / connect_requests is the share of requests answered.
     uint64_t connect_requests = 0, challenges = 0, challenges_forged = 0, challenge_responses = 0;
-    // Skeletons: offered to the server as already held (at most 24 a handshake), taken from the
+    // Skeletons: offered to the server as already held (at most 24 a connection attempt), taken from the
     // client's own store because the server referred to them, and received in full. Skeleton
     // errors: definitions or references refused (a part that contradicts another, a reference to
     // a skeleton this client did not offer); their characters are never shown.
     uint64_t skeletons_offered = 0, skeletons_by_reference = 0, skeletons_in_full = 0, skeleton_errors = 0;
-    // Whole poses dropped unshown because the program did not take them (over 1,024 waiting).
+    // Whole poses dropped unshown because the program did not take them (over 4 of a character waiting).
     uint64_t poses_dropped = 0;
 };
 

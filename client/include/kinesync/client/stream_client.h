@@ -65,7 +65,9 @@ struct StreamClientConfig {
     // Every handshake offers the server the 24 used most recently, by hash, and the server sends
     // those by reference instead of in full: joining again, characters show as soon as their first
     // states arrive. Files that are damaged or not what their names say are skipped and counted
-    // (StreamClientStats::skeleton_cache_refused). A game may ship its rigs' files here too.
+    // (StreamClientStats::skeleton_cache_refused) and deleted. A game may ship its rigs' files here
+    // too. The offered hashes travel in clear and one directory serves every server: give servers of
+    // different operators a directory each (schema/PROTOCOL.md, "Skeletons a client already holds").
     std::string skeleton_cache_dir;
 };
 
