@@ -117,6 +117,9 @@ struct StreamClient::Impl {
     void take_news(double t);
     void offer_cached_skeletons();
     void keep_skeletons();
+    void save_skeletons();
+    std::vector<net::ReceivedSkeleton> to_save;  // the game's thread only
+    std::vector<net::SkeletonHash> to_touch;
     void cache_problem_once(const std::string& what) {
         if (cache_problem.empty()) cache_problem = what;
     }
@@ -251,15 +254,24 @@ void StreamClient::Impl::offer_cached_skeletons() {
     session.set_known_skeletons(std::move(known));
 }
 
+// Files are written after update() lets go of the session (save_skeletons), so the I/O thread
+// never waits on the disk; only the game's thread touches the cache.
 void StreamClient::Impl::keep_skeletons() {
-    for (const net::ReceivedSkeleton& s : session.take_new_skeletons()) {
+    for (net::ReceivedSkeleton& s : session.take_new_skeletons())
+        if (cache) to_save.push_back(std::move(s));
+    for (const net::SkeletonHash& h : session.take_used_skeletons())
+        if (cache) to_touch.push_back(h);
+}
+
+void StreamClient::Impl::save_skeletons() {
+    for (const net::ReceivedSkeleton& s : std::exchange(to_save, {})) {
         std::string why;
         if (cache && !cache->save(s, &why)) {
             ++cache_save_failures;
             cache_problem_once(why);
         }
     }
-    for (const net::SkeletonHash& h : session.take_used_skeletons())
+    for (const net::SkeletonHash& h : std::exchange(to_touch, {}))
         if (cache) cache->touch(h);
 }
 
@@ -425,15 +437,18 @@ void StreamClient::Impl::render(double t) {
 
 void StreamClient::update() {
     Impl& im = *impl_;
-    std::lock_guard<std::mutex> lock(im.m);
-    const double t = im.now();
-    if (im.cfg.io == IoMode::Pumped) im.pump(t);
-    im.track_state(t);
-    im.take_news(t);
-    im.render(t);
-    render_time_ = im.last_est < -1e299 ? 0.0 : im.last_est;
-    list_.clear();
-    for (const auto& [id, e] : im.chars) list_.push_back(&e->view);
+    {
+        std::lock_guard<std::mutex> lock(im.m);
+        const double t = im.now();
+        if (im.cfg.io == IoMode::Pumped) im.pump(t);
+        im.track_state(t);
+        im.take_news(t);
+        im.render(t);
+        render_time_ = im.last_est < -1e299 ? 0.0 : im.last_est;
+        list_.clear();
+        for (const auto& [id, e] : im.chars) list_.push_back(&e->view);
+    }
+    im.save_skeletons();
 }
 
 std::vector<ClientEvent> StreamClient::take_events() { return std::exchange(impl_->events, {}); }
