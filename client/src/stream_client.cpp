@@ -118,6 +118,9 @@ struct StreamClient::Impl {
     void offer_cached_skeletons();
     void keep_skeletons();
     void save_skeletons();
+    std::vector<KnownSkeleton> read_cache(const SkeletonCache& c);
+    void remember(KnownSkeleton k);
+    std::vector<KnownSkeleton> offer;  // what the next handshake offers (the game's thread only)
     std::vector<net::ReceivedSkeleton> to_save;  // the game's thread only
     std::vector<net::SkeletonHash> to_touch;
     void cache_problem_once(const std::string& what) {
@@ -192,7 +195,10 @@ StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_uniq
     im.socket.non_blocking(true);
     im.receive_timestamps = enable_receive_timestamps(im.socket.native_handle());
     if (cfg.simulate) im.link = std::make_unique<NetLink>(*cfg.simulate, cfg.seed);
-    if (!cfg.skeleton_cache_dir.empty()) im.cache.emplace(cfg.skeleton_cache_dir);
+    if (!cfg.skeleton_cache_dir.empty()) {
+        im.cache.emplace(cfg.skeleton_cache_dir);
+        im.offer = im.read_cache(*im.cache);
+    }
 
     if (cfg.viewpoint) im.session.set_viewpoint(*cfg.viewpoint);
     if (cfg.io == IoMode::OwnThread) {
@@ -216,6 +222,7 @@ StreamClient::~StreamClient() {
 void StreamClient::connect() {
     Impl& im = *impl_;
     std::lock_guard<std::mutex> lock(im.m);
+    im.track_state(im.now());  // a disconnect no update() has seen yet: its characters go first
     im.user_disconnected = false;
     im.disconnected_at = -1;
     im.start_session(im.now());
@@ -241,17 +248,26 @@ void StreamClient::Impl::start_session(double t) {
     send_out(t);
 }
 
-void StreamClient::Impl::offer_cached_skeletons() {
-    if (!cache) {
-        session.set_known_skeletons({});
-        return;
-    }
+// The cache is read once (here, when it is set) and kept in memory as it changes, so connecting
+// never waits on the disk.
+std::vector<KnownSkeleton> StreamClient::Impl::read_cache(const SkeletonCache& c) {
     std::vector<std::string> problems;
-    std::vector<KnownSkeleton> known = cache->load(net::kMaxKnownSkeletons, &problems);
-    cache_offered += known.size();
+    std::vector<KnownSkeleton> known = c.load(net::kMaxKnownSkeletons, &problems);
     cache_refused += problems.size();
     if (!problems.empty()) cache_problem_once(problems.front());
-    session.set_known_skeletons(std::move(known));
+    return known;
+}
+
+void StreamClient::Impl::offer_cached_skeletons() {
+    cache_offered += offer.size();
+    session.set_known_skeletons(offer);
+}
+
+// Most recently used first, at most what a handshake offers.
+void StreamClient::Impl::remember(KnownSkeleton k) {
+    std::erase_if(offer, [&](const KnownSkeleton& o) { return o.hash == k.hash; });
+    offer.insert(offer.begin(), std::move(k));
+    if (offer.size() > net::kMaxKnownSkeletons) offer.resize(net::kMaxKnownSkeletons);
 }
 
 // Files are written after update() lets go of the session (save_skeletons), so the I/O thread
@@ -264,15 +280,22 @@ void StreamClient::Impl::keep_skeletons() {
 }
 
 void StreamClient::Impl::save_skeletons() {
-    for (const net::ReceivedSkeleton& s : std::exchange(to_save, {})) {
+    for (net::ReceivedSkeleton& s : std::exchange(to_save, {})) {
         std::string why;
-        if (cache && !cache->save(s, &why)) {
+        if (!cache) continue;
+        if (!cache->save(s, &why)) {
             ++cache_save_failures;
             cache_problem_once(why);
+            continue;
         }
+        remember({net::skeleton_hash(s.skeleton, s.metres_per_unit), std::move(s.skeleton), s.metres_per_unit});
     }
-    for (const net::SkeletonHash& h : std::exchange(to_touch, {}))
-        if (cache) cache->touch(h);
+    for (const net::SkeletonHash& h : std::exchange(to_touch, {})) {
+        if (!cache) continue;
+        cache->touch(h);
+        const auto it = std::find_if(offer.begin(), offer.end(), [&](const KnownSkeleton& o) { return o.hash == h; });
+        if (it != offer.end()) std::rotate(offer.begin(), it, it + 1);
+    }
 }
 
 void StreamClient::connect(const std::vector<uint8_t>& token) {
@@ -323,8 +346,10 @@ void StreamClient::set_viewpoint(vec3 metres) {
 void StreamClient::set_skeleton_cache(const std::string& dir) {
     std::optional<SkeletonCache> cache;
     if (!dir.empty()) cache.emplace(dir);  // throws before anything changes
+    std::vector<KnownSkeleton> offer = cache ? impl_->read_cache(*cache) : std::vector<KnownSkeleton>{};
     std::lock_guard<std::mutex> lock(impl_->m);
     impl_->cache = std::move(cache);
+    impl_->offer = std::move(offer);
     impl_->cfg.skeleton_cache_dir = dir;
 }
 

@@ -119,8 +119,9 @@ struct StreamClientStats {
     // False when the socket cannot timestamp arrivals (SO_TIMESTAMPNS): datagrams are then stamped
     // when read, so a pumped client's round trip and clock are late by up to a frame.
     bool receive_timestamps = false;
-    // The skeleton cache (StreamClientConfig::skeleton_cache_dir): skeletons read from it and
-    // offered, files refused (the first one's path and reason below), skeletons it failed to keep.
+    // The skeleton cache (StreamClientConfig::skeleton_cache_dir; read once when set, then kept in
+    // memory as skeletons arrive): skeletons offered, over every connection attempt; files refused
+    // (the first one's path and reason below); skeletons it failed to keep.
     uint64_t skeleton_cache_offered = 0, skeleton_cache_refused = 0, skeleton_cache_save_failures = 0;
     std::string skeleton_cache_problem;
     // The first skeleton error (session.skeleton_errors counts them), "" while none.
