@@ -3,7 +3,7 @@
 # --version prints "NAME VERSION" and exits 0, a client no server answers gives up, the server's
 # stats line does not grow with the number of clients.
 #   cli_behaviour_test.sh CHECK BUILD_DIR WORK_DIR VERSION
-# CHECK: host_port, server_port, version, exit_codes, connect_timeout, stats_line.
+# CHECK: host_port, server_port, version, exit_codes, connect_timeout, stats_line, skeleton_cache.
 set -uo pipefail
 check="$1"; bin="$2"; dir="$3"; version="$4"
 mkdir -p "$dir"
@@ -118,6 +118,24 @@ stats_line)
   [ "$many" -le 300 ] || fail "stats line of $many chars"
   has "per client min/mean/max"
   grep -qE '\[debug\] stats: client [0-9]+ \(127\.0\.0\.1:[0-9]+\): ' <<<"$out" || fail "no per-client debug line"
+  ;;
+skeleton_cache)
+  # The first run receives the skeleton in full and keeps it; the second offers it and gets a
+  # reference. A directory that cannot be made is refused, naming the option's field.
+  rm -rf "$dir/skeletons"
+  start_server "$dir/server.log"
+  for n in 1 2; do
+    run 0 ${KS_RUN-} "$bin/kinesync-client" --server "127.0.0.1:$port" --skeleton-cache "$dir/skeletons" --duration 2.5 \
+      --stats-every 1 --report "$dir/cache-$n.json"
+  done
+  stop_server
+  out=$(cat "$dir/cache-1.json")
+  has '"skeletons_by_reference": 0, "skeletons_in_full": 1, "skeleton_errors": 0, "skeleton_cache_refused": 0'
+  out=$(cat "$dir/cache-2.json")
+  has '"skeletons_by_reference": 1, "skeletons_in_full": 0, "skeleton_errors": 0, "skeleton_cache_refused": 0'
+  ls "$dir/skeletons"/*.kskel > /dev/null 2>&1 || fail "no skeleton file kept in $dir/skeletons"
+  run 2 ${KS_RUN-} "$bin/kinesync-client" --server 127.0.0.1:1 --skeleton-cache /dev/null/skeletons --duration 1
+  has "skeleton_cache_dir = /dev/null/skeletons"
   ;;
 *) fail "unknown check" ;;
 esac

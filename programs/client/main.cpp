@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include <kinesync/common/errors.h>
+
 #include "common/src/net/secure_channel.h"
 #include "programs/testbench/bot.h"
 #include "programs/testbench/cli_common.h"
@@ -234,6 +236,13 @@ int main(int argc, char** argv) {
             b.connect_token = token;
             all.push_back(std::make_unique<Bot>(b));
         }
+    } catch (const Error& e) {
+        if (e.code() != Errc::InvalidConfig) {
+            std::fprintf(stderr, "kinesync-client: cannot reach %s: %s\n", o.server.c_str(), e.what());
+            return 1;
+        }
+        std::fprintf(stderr, "kinesync-client: %s\n", e.what());  // e.g. --skeleton-cache
+        return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kinesync-client: cannot reach %s: %s\n", o.server.c_str(), e.what());
         return 1;
