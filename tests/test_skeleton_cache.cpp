@@ -251,7 +251,7 @@ TEST(SkeletonCache, ADirectoryItCannotUseIsRefusedNamingTheField) {
         EXPECT_EQ(e.field(), "skeleton_cache_dir");
         EXPECT_NE(std::string(e.what()).find("skeleton_cache_dir = " + utf8(dir.path / "a-file")), std::string::npos) << e.what();
     }
-    EXPECT_THROW(SkeletonCache(std::string()), Error);
+    EXPECT_THROW(SkeletonCache{std::string()}, Error);
 }
 
 namespace {
