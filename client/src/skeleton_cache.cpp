@@ -102,7 +102,7 @@ std::vector<KnownSkeleton> SkeletonCache::load(size_t limit, std::vector<std::st
     return out;
 }
 
-bool SkeletonCache::save(const net::ReceivedSkeleton& s, std::string* why) {
+std::optional<net::SkeletonHash> SkeletonCache::save(const net::ReceivedSkeleton& s, std::string* why) {
     const std::vector<uint8_t> bytes = net::canonical_skeleton(s.skeleton, s.metres_per_unit);
     const net::SkeletonHash hash = net::hash_canonical_skeleton(bytes);
     const fs::path path = file_of(hash);
@@ -114,7 +114,7 @@ bool SkeletonCache::save(const net::ReceivedSkeleton& s, std::string* why) {
             if (why) *why = utf8(tmp) + ": cannot write";
             std::error_code ignored;
             fs::remove(tmp, ignored);
-            return false;
+            return std::nullopt;
         }
     }
     std::error_code ec;
@@ -122,11 +122,11 @@ bool SkeletonCache::save(const net::ReceivedSkeleton& s, std::string* why) {
     if (ec) {
         if (why) *why = utf8(path) + ": " + ec.message();
         fs::remove(tmp, ec);
-        return false;
+        return std::nullopt;
     }
     touch(hash);
     prune();
-    return true;
+    return hash;
 }
 
 bool SkeletonCache::touch(const net::SkeletonHash& h) const {

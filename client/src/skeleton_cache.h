@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,8 @@ public:
     // The most recently used skeletons, at most `limit`, newest first. A file that cannot be read
     // or is not what its name says is skipped and deleted, and `problems` gets "FILE: what" for it.
     std::vector<KnownSkeleton> load(size_t limit, std::vector<std::string>* problems = nullptr) const;
-    // Keeps a skeleton received in full (newest). False and *why when it cannot be written.
-    bool save(const net::ReceivedSkeleton& s, std::string* why = nullptr);
+    // Keeps a skeleton received in full (newest): its hash, or nullopt and *why when it cannot be written.
+    std::optional<net::SkeletonHash> save(const net::ReceivedSkeleton& s, std::string* why = nullptr);
     // Marks a skeleton as just used (a session took it by reference). False when it is not here.
     bool touch(const net::SkeletonHash& h) const;
 

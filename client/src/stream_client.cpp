@@ -283,12 +283,13 @@ void StreamClient::Impl::save_skeletons() {
     for (net::ReceivedSkeleton& s : std::exchange(to_save, {})) {
         std::string why;
         if (!cache) continue;
-        if (!cache->save(s, &why)) {
+        const std::optional<net::SkeletonHash> hash = cache->save(s, &why);
+        if (!hash) {
             ++cache_save_failures;
             cache_problem_once(why);
             continue;
         }
-        remember({net::skeleton_hash(s.skeleton, s.metres_per_unit), std::move(s.skeleton), s.metres_per_unit});
+        remember({*hash, std::move(s.skeleton), s.metres_per_unit});
     }
     for (const net::SkeletonHash& h : std::exchange(to_touch, {})) {
         if (!cache) continue;
