@@ -482,11 +482,27 @@ int flood_from_the_slash24_on_loopback(int per_ms, int tries) {
     return connected;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitizedBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitizedBuild = true;
+#else
+constexpr bool kSanitizedBuild = false;
+#endif
+#else
+constexpr bool kSanitizedBuild = false;
+#endif
+
 TEST(ServerAuth, AFloodFromTheClientsSlash24OnLoopbackDoesNotKeepItOut) {
     // KS_FLOOD_TRIES=10 measures the odds (docs: schema/PROTOCOL.md, "Admission"); the suite runs one try.
     const char* env = std::getenv("KS_FLOOD_TRIES");
     const int tries = env ? std::clamp(std::atoi(env), 1, 100) : 1;
-    for (const int per_ms : {10, 50}) {
+    // A sanitized Debug build reads datagrams several times slower: at 50,000/s the kernel's
+    // receive buffer, not the admission budget, would set the odds (seen once on a busy 2-core
+    // machine: 2 of 50 requests answered). There the flood is 20,000/s, the budget's own rate.
+    const int heavy = kSanitizedBuild ? 20 : 50;
+    for (const int per_ms : {10, heavy}) {
         const int connected = flood_from_the_slash24_on_loopback(per_ms, tries);
         EXPECT_GE(connected, tries - tries / 10) << per_ms * 1000 << " requests/s: at least 9 of 10 get in";
     }
