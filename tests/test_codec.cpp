@@ -9,6 +9,7 @@
 #include <random>
 
 #include <kinesync/offline/builtin_motion.h>
+#include <kinesync/offline/game_rig.h>
 #include <kinesync/offline/looping.h>
 #include <kinesync/common/anim/ops_fk.h>
 #include <kinesync/common/anim/ops_sample.h>
@@ -239,9 +240,22 @@ TEST(Codec, EntryFramingHoldsShortAgesInTheModeByteAndRefusesWhatItCannotMean) {
     EXPECT_EQ(h.base_age, 16u) << "an age beyond the mode byte follows it";
     EXPECT_EQ(read({5, 1, 0x80}, h), SnapshotError::Truncated);
     EXPECT_EQ(read({5, uint8_t(0 | 3 << kModeAgeShift), 0}, h), SnapshotError::BadFormat) << "a full state has no baseline age";
-    EXPECT_EQ(entry_mode_byte(1, 15), uint8_t(1 | 15 << kModeAgeShift));
-    EXPECT_EQ(entry_mode_byte(1, 16), 1u);
-    EXPECT_EQ(entry_mode_byte(0, 4), 0u);
+    EXPECT_EQ(read({5, uint8_t(0 | kModeBaseContext), 0}, h), SnapshotError::BadFormat) << "nor a context";
+    ASSERT_EQ(read({5, uint8_t(1 | kModeBaseContext | 6 << kModeAgeShift), 0}, h), SnapshotError::None);
+    EXPECT_TRUE(h.base_context) << "the baseline's own baseline, without a byte";
+    EXPECT_TRUE(h.bytes.empty()) << "the 0 was the length";
+    ASSERT_EQ(read({5, uint8_t(1 | kModeLast | kModeBaseContext | 6 << kModeAgeShift), 7, 8, 9}, h), SnapshotError::None);
+    EXPECT_TRUE(h.last);
+    EXPECT_EQ(h.bytes.size(), 3u) << "the last entry's coded bytes run to the end";
+    // A flags byte carries a part or a look-ahead, and nothing else.
+    ASSERT_EQ(read({5, kModeFlagsFollow, uint8_t(1 | kModePart), 3, 4, 2, 0, 0}, h), SnapshotError::None);
+    EXPECT_EQ(h.mode, 1u | kModePart);
+    EXPECT_EQ(h.first, 3u);
+    EXPECT_EQ(h.count, 4u);
+    EXPECT_EQ(h.base_age, 2u);
+    for (const uint8_t flags : {uint8_t(1), uint8_t(3 | kModePart), uint8_t(kModePart | 0x10), uint8_t(0x80 | kModeAhead)})
+        EXPECT_EQ(read({5, kModeFlagsFollow, flags, 1, 1, 0, 0}, h), SnapshotError::BadFormat) << int(flags);
+    EXPECT_EQ(read({5, kModeFlagsFollow}, h), SnapshotError::Truncated);
 
     // Entries run to the end of the payload, at most kMaxEntries of them.
     SnapshotDecoder dec(60.0f);
@@ -255,8 +269,8 @@ TEST(Codec, EntryFramingHoldsShortAgesInTheModeByteAndRefusesWhatItCannotMean) {
         EXPECT_EQ(dec.decode(2, p, unknown, none, out), n <= kMaxEntries ? SnapshotError::UnknownCharacter : SnapshotError::BadFormat);
     }
 
-    // What the builder sends: a delta a few ticks old costs id, mode and context age before its
-    // length, and nothing else is in the payload.
+    // What the builder sends: a delta a few ticks old, alone in its payload, costs its id and
+    // mode byte before its coded bytes, and nothing else is in the payload.
     const Clip walk = builtin_clip("walk");
     const SkeletonPrecision prec = plan_precision(walk.skeleton, 1.0f);
     const PrecisionLookup lookup = [&](uint16_t s) { return s == 0 ? &prec : nullptr; };
@@ -273,12 +287,115 @@ TEST(Codec, EntryFramingHoldsShortAgesInTheModeByteAndRefusesWhatItCannotMean) {
             if ((entries[0].mode & kModeMask) == 1) {
                 ++deltas;
                 EXPECT_EQ(p.data[2] >> kModeAgeShift, 2) << "the baseline two ticks old, in the mode byte";
-                EXPECT_EQ(entries[0].coded_at, 1u + 1u + 1u + 1u + (entries[0].coded_bytes < 128 ? 1u : 2u));
+                EXPECT_NE(p.data[2] & kModeLast, 0) << "the last entry: no length";
+                EXPECT_NE(p.data[2] & kModeBaseContext, 0) << "the context is the baseline's own baseline";
+                EXPECT_EQ(entries[0].coded_at, 1u + 1u + 1u) << "format, id and mode bytes";
             }
             b.on_delivered(tick, p.units);
         }
     }
     EXPECT_GT(deltas, 10);
+}
+
+// Entries of character 1 framed by hand: `coded` against the baseline `base_age` ticks old, its
+// context the baseline's own (base_context) or `ctx_age` ticks older than it.
+static std::vector<uint8_t> one_entry(const std::vector<uint8_t>& coded, uint32_t base_age, bool base_context, uint32_t ctx_age = 0,
+                                      JointRange part = {}) {
+    EntryHeader h;
+    h.id = 1, h.mode = (base_age ? 1u : 0u) | (part.count ? kModePart : 0u), h.first = part.first, h.count = part.count;
+    h.base_age = base_age, h.base_context = base_context, h.ctx_age = ctx_age;
+    std::vector<uint8_t> p{kSnapshotFormat};
+    put_entry_header(p, h, coded.size(), true);
+    p.insert(p.end(), coded.begin(), coded.end());
+    return p;
+}
+
+TEST(Codec, AContextTakenFromTheBaselineIsTheStateTheBaselineWasDecodedAgainst) {
+    const Clip walk = builtin_clip("walk");
+    const SkeletonPrecision prec = plan_precision(walk.skeleton, 1.0f);
+    const PrecisionLookup lookup = [&](uint16_t s) { return s == 0 ? &prec : nullptr; };
+    const auto skeleton_of = [](uint16_t id) { return id == 1 ? 0 : -1; };
+    std::vector<QCharacter> q;
+    for (int t = 0; t <= 6; ++t) q.push_back(quantize_character(sample_pose(walk, t / 60.0 + 0.4), walk.skeleton, prec, 0));
+    std::vector<uint8_t> c2, c4, c6;
+    encode_character(c2, q[2], nullptr, prec, all_joints(prec));
+    const CharacterBaseline b4{&q[2], 2 / 60.0};
+    encode_character(c4, q[4], &b4, prec, all_joints(prec));
+    const CharacterBaseline b6{&q[4], 2 / 60.0, &q[2], 2 / 60.0};  // 4's baseline, 2, is the context
+    encode_character(c6, q[6], &b6, prec, all_joints(prec));
+    std::vector<DecodedCharacter> out;
+    SnapshotDecoder dec(60.0f);
+    ASSERT_EQ(dec.decode(2, one_entry(c2, 0, false), skeleton_of, lookup, out), SnapshotError::None);
+    ASSERT_EQ(dec.decode(4, one_entry(c4, 2, true), skeleton_of, lookup, out), SnapshotError::None) << "a full baseline: no context";
+    SnapshotDecoder copy = dec;
+    ASSERT_EQ(dec.decode(6, one_entry(c6, 2, true), skeleton_of, lookup, out), SnapshotError::None);
+    EXPECT_TRUE(out.at(0).state->joints == q[6].joints);
+    // Without the context the same bytes decode to another state, which the check refuses.
+    EXPECT_EQ(copy.decode(6, one_entry(c6, 2, false, 0), skeleton_of, lookup, out), SnapshotError::BadPayload);
+
+    // A character in parts: the parts of one tick may have other baselines. A whole-character
+    // entry whose baseline's parts were decoded against different ages has no one context.
+    const Clip rig = make_game_rig(walk);
+    const SkeletonPrecision rp = plan_precision(rig.skeleton, rig.metres_per_unit);
+    const PrecisionLookup rig_lookup = [&](uint16_t s) { return s == 0 ? &rp : nullptr; };
+    const std::vector<JointRange> parts = plan_parts(rp.joints.size());
+    ASSERT_GE(parts.size(), 2u);
+    const QCharacter r2 = quantize_character(sample_pose(rig, 0.4), rig.skeleton, rp, 0);
+    const QCharacter r4 = quantize_character(sample_pose(rig, 0.4 + 2 / 60.0), rig.skeleton, rp, 0);
+    const QCharacter r6 = quantize_character(sample_pose(rig, 0.4 + 4 / 60.0), rig.skeleton, rp, 0);
+    SnapshotDecoder rd(60.0f);
+    for (const JointRange& part : parts) {
+        std::vector<uint8_t> full2, at4;
+        encode_character(full2, r2, nullptr, rp, part);
+        ASSERT_EQ(rd.decode(2, one_entry(full2, 0, false, 0, part), skeleton_of, rig_lookup, out), SnapshotError::None);
+        const bool delta = part.first == 0;  // the first part against tick 2, the others in full
+        const CharacterBaseline rb4{&r2, 2 / 60.0};
+        encode_character(at4, r4, delta ? &rb4 : nullptr, rp, part);
+        ASSERT_EQ(rd.decode(4, one_entry(at4, delta ? 2 : 0, delta, 0, part), skeleton_of, rig_lookup, out), SnapshotError::None);
+    }
+    std::vector<uint8_t> whole6, part6;
+    const CharacterBaseline rb6{&r4, 2 / 60.0};
+    encode_character(whole6, r6, &rb6, rp, all_joints(rp));
+    EXPECT_EQ(rd.decode(6, one_entry(whole6, 2, true), skeleton_of, rig_lookup, out), SnapshotError::MissingBaseline);
+    encode_character(part6, r6, &rb6, rp, parts[1]);
+    EXPECT_EQ(rd.decode(6, one_entry(part6, 2, true, 0, parts[1]), skeleton_of, rig_lookup, out), SnapshotError::None)
+        << "a part whose baseline was full: no context";
+}
+
+TEST(Codec, EveryEntryHeaderReadsBackAsWritten) {
+    int written = 0;
+    for (const uint32_t kind : {0u, 1u, 2u})
+        for (const uint32_t flags : {0u, uint32_t(kModePart), uint32_t(kModeAhead), uint32_t(kModePart | kModeAhead)})
+            for (const uint32_t base_age : {1u, 15u, 16u, 300u})
+                for (const uint32_t ctx : {0u, base_age, base_age + 1, ~0u})  // ~0: the baseline's own baseline
+                    for (const bool last : {false, true}) {
+                        if (kind == 0 && (base_age != 1 || ctx != 0)) continue;
+                        EntryHeader h;
+                        h.id = 300, h.mode = kind | flags, h.first = 96, h.count = 95, h.ahead_ticks = 12, h.plan = 7;
+                        h.base_age = kind ? base_age : 0, h.hold = kind == 2 ? 3 : 0;
+                        h.base_context = kind && ctx == ~0u;
+                        h.ctx_age = kind && !h.base_context ? ctx : 0;
+                        const std::vector<uint8_t> coded{1, 2, 3, 4, 5};
+                        std::vector<uint8_t> bytes;
+                        put_entry_header(bytes, h, coded.size(), last);
+                        bytes.insert(bytes.end(), coded.begin(), coded.end());
+                        if (!last) bytes.push_back(0xEE);  // another entry's first byte
+                        EntryHeader r;
+                        size_t pos = 0;
+                        ASSERT_EQ(read_entry_header(bytes, pos, r), SnapshotError::None) << kind << " " << flags << " " << base_age;
+                        const auto fields = [](const EntryHeader& e) {
+                            return std::vector<uint32_t>{e.id, e.mode, e.mode & kModePart ? e.first : 0, e.mode & kModePart ? e.count : 0,
+                                                         e.base_age, e.ctx_age, e.hold, e.mode & kModeAhead ? e.ahead_ticks : 0,
+                                                         e.mode & kModeAhead ? e.plan : 0};
+                        };
+                        EXPECT_EQ(fields(r), fields(h)) << kind << " " << flags << " " << base_age << " " << ctx << " " << last;
+                        EXPECT_EQ(r.last, last);
+                        EXPECT_EQ(r.base_context, h.base_context);
+                        EXPECT_EQ(std::vector<uint8_t>(r.bytes.begin(), r.bytes.end()), coded);
+                        EXPECT_EQ(pos, bytes.size() - (last ? 0 : 1));
+                        ++written;
+                    }
+    EXPECT_EQ(written, 4 * 2 + 2 * 4 * 4 * 4 * 2);
 }
 
 TEST(Codec, ABaselineAgeWhoseContextCouldOutliveTheReceiversHistoryIsRefused) {

@@ -169,7 +169,7 @@ TEST(Parts, EntriesForAnUnknownSkeletonOrOutsideTheSkeletonAreRefusedAlone) {
     ASSERT_EQ(refused.size(), 1u);
     EXPECT_EQ(refused[0].id, 1);
     // A part beyond the skeleton's joints.
-    std::vector<uint8_t> forged = {kSnapshotFormat, 0, uint8_t(kModePart), 30, 5, 2, 0, 0};
+    std::vector<uint8_t> forged = {kSnapshotFormat, 0, kModeFlagsFollow, uint8_t(kModePart), 30, 5, 2, 0, 0};
     EXPECT_EQ(s.decoder.decode(4, forged, [](uint16_t) { return 0; }, s.lookup, out, &refused), SnapshotError::BadRange);
     ASSERT_EQ(refused.size(), 1u);
     EXPECT_EQ(refused[0].error, SnapshotError::BadRange);
@@ -448,8 +448,9 @@ TEST(Parts, TheReceiverHoldsTheStatesTheSenderCanReferenceAndNoOlder) {
     }
     EXPECT_NE(s.decoder.find(0, last - (kHistoryTicks - 2)), nullptr) << "the oldest state a reference may reach";
     EXPECT_EQ(s.decoder.find(0, last - kHistoryTicks), nullptr);
-    // A slot per snapshot tick within kHistoryTicks: 128 states of 250 joints, 76 + 1 bytes each.
-    const size_t states = kHistoryTicks / 2 * joints * (sizeof(QJoint) + 1);
+    // A slot per snapshot tick within kHistoryTicks: 128 states of 250 joints, 76 + 2 bytes each
+    // (the joint, whether it is held, and the age of the baseline it was decoded against).
+    const size_t states = kHistoryTicks / 2 * joints * (sizeof(QJoint) + 2);
     EXPECT_GE(s.decoder.held_bytes(), states);
     EXPECT_LE(s.decoder.held_bytes(), states + kHistoryTicks * 128) << "twice the history would be " << 2 * states;
 }
@@ -460,7 +461,7 @@ TEST(Parts, TheReceiverHoldsTheStatesTheSenderCanReferenceAndNoOlder) {
 // cost each client 4.9 MB (256 states) where about 40 were live.
 TEST(Parts, AReceiverHoldsOnlyTheStatesWithinReachHoweverLongItRuns) {
     Stream s(make_game_rig(builtin_clip("walk")), 1);
-    const size_t joints = s.prec.joints.size(), state = joints * (sizeof(QJoint) + 1);
+    const size_t joints = s.prec.joints.size(), state = joints * (sizeof(QJoint) + 2);
     const uint32_t step = 7;  // ticks between updates: 256 / 7 = 36 states within reach
     size_t most = 0;
     for (uint32_t t = step; t <= 60 * 60; t += step) {

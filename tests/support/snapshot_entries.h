@@ -12,7 +12,7 @@ namespace ks::test {
 
 struct PayloadEntry {
     uint16_t id;
-    uint32_t mode;       // the mode bits (kModeMask, kModePart, kModeAhead; without the age)
+    uint32_t mode;       // kModeMask, kModePart and kModeAhead bits (EntryHeader::mode)
     size_t coded_at;     // offset of the coded bytes in the payload
     size_t coded_bytes;
 };

@@ -63,7 +63,7 @@ const char* snapshot_error_name(SnapshotError e) {
     return "?";
 }
 
-const QCharacter* SnapshotDecoder::find(uint16_t id, uint32_t tick, JointRange joints) const {
+const SnapshotDecoder::Entry* SnapshotDecoder::find_entry(uint16_t id, uint32_t tick, JointRange joints) const {
     const auto it = rings_.find(id);
     if (it == rings_.end() || it->second.slots.empty()) return nullptr;
     const Entry& e = it->second.slots[tick % capacity_];
@@ -71,17 +71,39 @@ const QCharacter* SnapshotDecoder::find(uint16_t id, uint32_t tick, JointRange j
     if (joints.end() > e.have.size()) return nullptr;
     for (uint32_t j = joints.first; j < joints.end(); ++j)
         if (!e.have[j]) return nullptr;
-    return &e.state;
+    return &e;
 }
 
-uint8_t entry_mode_byte(uint32_t mode, uint32_t base_age) {
-    const bool short_age = (mode & kModeMask) >= 1 && base_age >= 1 && base_age <= kMaxModeAge;
-    return uint8_t(mode | (short_age ? base_age << kModeAgeShift : 0));
+const QCharacter* SnapshotDecoder::find(uint16_t id, uint32_t tick, JointRange joints) const {
+    const Entry* e = find_entry(id, tick, joints);
+    return e ? &e->state : nullptr;
+}
+
+void put_entry_header(std::vector<uint8_t>& out, const EntryHeader& h, size_t coded_bytes, bool last) {
+    const uint32_t kind = h.mode & kModeMask, flags = h.mode & (kModePart | kModeAhead);
+    const bool delta = kind >= 1;
+    const bool short_age = delta && h.base_age >= 1 && h.base_age <= kMaxModeAge;
+    put_varint(out, h.id);
+    out.push_back(uint8_t((flags ? kModeFlagsFollow : kind) | (delta && h.base_context ? kModeBaseContext : 0) | (last ? kModeLast : 0) |
+                          (short_age ? h.base_age << kModeAgeShift : 0)));
+    if (flags) out.push_back(uint8_t(kind | flags));
+    if (h.mode & kModePart) {
+        put_varint(out, h.first);
+        put_varint(out, h.count);
+    }
+    if (h.mode & kModeAhead) {
+        put_varint(out, h.ahead_ticks);
+        put_varint(out, h.plan);
+    }
+    if (delta && !short_age) put_varint(out, h.base_age);
+    if (delta && !h.base_context) put_varint(out, h.ctx_age);
+    if (kind == 2) put_varint(out, h.hold);
+    if (!last) put_varint(out, uint32_t(coded_bytes));
 }
 
 size_t SnapshotDecoder::held_bytes() const {
     size_t n = 0;
-    auto buffers = [](const Entry& e) { return e.state.joints.capacity() * sizeof(QJoint) + e.have.capacity(); };
+    auto buffers = [](const Entry& e) { return e.state.joints.capacity() * sizeof(QJoint) + e.have.capacity() + e.ref.capacity(); };
     for (const auto& [id, ring] : rings_) {
         n += (ring.slots.capacity() + ring.spare.capacity()) * sizeof(Entry) + ring.order.size() * sizeof(uint32_t);
         for (const Entry& e : ring.slots) n += buffers(e);
@@ -114,6 +136,7 @@ SnapshotDecoder::Entry& SnapshotDecoder::slot_for(Ring& ring, uint32_t tick, siz
     e.valid = true;
     e.state.joints.assign(joints, QJoint{});
     e.have.assign(joints, 0);
+    e.ref.assign(joints, 0);
     ring.order.push_back(tick);
     // Ticks that keep landing in one slot (a hostile sender alternating T and T - 256) never age
     // out of the front: forgetting the oldest keeps the list to the window (slots still bound the states).
@@ -121,16 +144,32 @@ SnapshotDecoder::Entry& SnapshotDecoder::slot_for(Ring& ring, uint32_t tick, siz
     return e;
 }
 
+// The mode byte, and the flags byte when it says one follows: kind, part and look-ahead bits.
+static SnapshotError read_mode(std::span<const uint8_t> data, size_t& pos, EntryHeader& h, uint32_t& mode_age) {
+    if (pos >= data.size()) return SnapshotError::Truncated;
+    const uint32_t byte = data[pos++];
+    mode_age = byte >> kModeAgeShift;
+    h.base_context = (byte & kModeBaseContext) != 0;
+    h.last = (byte & kModeLast) != 0;
+    h.mode = byte & kModeMask;
+    if (h.mode == kModeFlagsFollow) {
+        if (pos >= data.size()) return SnapshotError::Truncated;
+        const uint32_t flags = data[pos++];
+        // One way to write each header: a flags byte carries a part or a look-ahead, and no more.
+        if ((flags & kModeMask) > 2 || (flags & ~uint32_t(kModeMask | kModePart | kModeAhead)) || !(flags & (kModePart | kModeAhead)))
+            return SnapshotError::BadFormat;
+        h.mode = flags;
+    }
+    if ((h.mode & kModeMask) == 0 && (mode_age != 0 || h.base_context)) return SnapshotError::BadFormat;  // a full state has no baseline
+    return SnapshotError::None;
+}
+
 SnapshotError read_entry_header(std::span<const uint8_t> data, size_t& pos, EntryHeader& h) {
     h = EntryHeader{};
     if (!get_varint(data, pos, h.id) || h.id > 0xFFFF) return SnapshotError::Truncated;
-    if (pos >= data.size()) return SnapshotError::Truncated;
-    const uint32_t byte = data[pos++];
-    h.mode = byte & ((1u << kModeAgeShift) - 1);
-    const uint32_t mode_age = byte >> kModeAgeShift;
-    if ((h.mode & kModeMask) > 2) return SnapshotError::BadFormat;
+    uint32_t mode_age = 0;
+    if (const SnapshotError e = read_mode(data, pos, h, mode_age); e != SnapshotError::None) return e;
     const uint32_t mode = h.mode & kModeMask;
-    if (mode == 0 && mode_age != 0) return SnapshotError::BadFormat;
     if ((h.mode & kModePart) && (!get_varint(data, pos, h.first) || !get_varint(data, pos, h.count)))
         return SnapshotError::Truncated;
     if ((h.mode & kModeAhead) && (!get_varint(data, pos, h.ahead_ticks) || !get_varint(data, pos, h.plan)))
@@ -139,12 +178,12 @@ SnapshotError read_entry_header(std::span<const uint8_t> data, size_t& pos, Entr
     if (mode >= 1) {
         h.base_age = mode_age;
         if (mode_age == 0 && !get_varint(data, pos, h.base_age)) return SnapshotError::Truncated;
-        if (!get_varint(data, pos, h.ctx_age)) return SnapshotError::Truncated;
+        if (!h.base_context && !get_varint(data, pos, h.ctx_age)) return SnapshotError::Truncated;
     }
     if (mode == 2 && !get_varint(data, pos, h.hold)) return SnapshotError::Truncated;
     if (h.hold > 255) return SnapshotError::BadFormat;
-    uint32_t len = 0;
-    if (!get_varint(data, pos, len) || len > data.size() - pos) return SnapshotError::Truncated;
+    uint32_t len = uint32_t(data.size() - pos);
+    if (!h.last && (!get_varint(data, pos, len) || len > data.size() - pos)) return SnapshotError::Truncated;
     h.bytes = data.subspan(pos, len);
     pos += len;
     return SnapshotError::None;
@@ -156,17 +195,25 @@ SnapshotError SnapshotDecoder::decode_entry(uint32_t tick, const EntryHeader& h,
     const uint32_t mode = h.mode & kModeMask;
     CharacterBaseline cb;
     if (mode >= 1) {
-        if (h.base_age == 0 || h.base_age > tick || h.base_age >= capacity_) return SnapshotError::MissingBaseline;
-        cb.state = find(id, tick - h.base_age, range);
-        if (cb.state == nullptr) return SnapshotError::MissingBaseline;
-        if (h.ctx_age > 0) {
-            if (h.ctx_age > tick - h.base_age || h.base_age + h.ctx_age >= capacity_) return SnapshotError::MissingBaseline;
-            cb.context = find(id, tick - h.base_age - h.ctx_age, range);
+        if (h.base_age == 0 || h.base_age > tick || h.base_age >= capacity_ || h.base_age > 0xFF) return SnapshotError::MissingBaseline;
+        const Entry* base = find_entry(id, tick - h.base_age, range);
+        if (base == nullptr) return SnapshotError::MissingBaseline;
+        cb.state = &base->state;
+        uint32_t ctx_age = h.ctx_age;
+        if (h.base_context) {
+            // The baseline's own baseline: the same for every joint of the range, or not one state.
+            ctx_age = base->ref[range.first];
+            for (uint32_t j = range.first; j < range.end(); ++j)
+                if (base->ref[j] != ctx_age) return SnapshotError::MissingBaseline;
+        }
+        if (ctx_age > 0) {
+            if (ctx_age > tick - h.base_age || h.base_age + ctx_age >= capacity_) return SnapshotError::MissingBaseline;
+            cb.context = find(id, tick - h.base_age - ctx_age, range);
             if (cb.context == nullptr) return SnapshotError::MissingBaseline;
         }
+        cb.context_age_s = double(ctx_age) / tick_hz_;
     }
     cb.age_s = double(h.base_age) / tick_hz_;
-    cb.context_age_s = double(h.ctx_age) / tick_hz_;
     cb.hold_depth = mode == 2 ? int(h.hold) : -1;
     if (!decode_character(h.bytes, scratch_, mode >= 1 ? &cb : nullptr, prec, range)) return SnapshotError::BadPayload;
     Entry& e = slot_for(rings_[id], tick, prec.joints.size());
@@ -176,6 +223,7 @@ SnapshotError SnapshotDecoder::decode_entry(uint32_t tick, const EntryHeader& h,
     e.state.plan = uint16_t(h.plan);
     std::copy(scratch_.joints.begin() + range.first, scratch_.joints.begin() + range.end(), e.state.joints.begin() + range.first);
     std::fill(e.have.begin() + range.first, e.have.begin() + range.end(), uint8_t(1));
+    std::fill(e.ref.begin() + range.first, e.ref.begin() + range.end(), uint8_t(mode >= 1 ? h.base_age : 0));
     out = {id, &e.state, mode == 0, range};
     return SnapshotError::None;
 }

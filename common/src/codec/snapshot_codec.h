@@ -7,15 +7,24 @@
 // it), decodable on its own given the receiver's history:
 //   u8 format (kSnapshotFormat)
 //   entries to the end of the payload (at most kMaxEntries), each:
-//                  varint id, u8 mode (bits 0-1: 0 full, 1 delta, 2 delta with a level of detail;
-//                  bit 2: a part of the character; bit 3: a look-ahead; bits 4-7: a delta's
-//                  baseline age in ticks when 1..15, else 0),
+//                  varint id, u8 mode (bits 0-1: 0 full, 1 delta, 2 delta with a level of detail,
+//                  3 a flags byte follows; bit 2: the delta's context is the state its baseline
+//                  was coded against, none if that was full (no context age follows); bit 3: the last entry (its coded bytes run to the
+//                  payload's end, no length); bits 4-7: a delta's baseline age in ticks when
+//                  1..15, else 0),
+//                  [flags byte: bits 0-1 the kind (0..2), bit 2 a part of the character, bit 3 a
+//                  look-ahead; at least one of the two, nothing else],
 //                  [part: varint first joint, varint joint count],
 //                  [look-ahead: varint ticks ahead of the snapshot's tick, varint plan],
 //                  [delta: varint baseline age in ticks unless the mode byte holds it,
-//                          varint context age in ticks (0: none)],
+//                          varint context age in ticks from the baseline (0: none) unless bit 2
+//                          says it],
 //                  [mode 2: varint hold depth: deeper joints keep the baseline's values],
-//                  varint length, range-coded bytes.
+//                  [varint length unless the last], range-coded bytes.
+// The usual entry (a whole character, a delta against a baseline up to 15 ticks old, whose
+// context is the baseline's own baseline) costs its id and the mode byte, plus its length unless
+// it is the last. A receiver keeps, per joint of each state, how old the state it was decoded
+// against was, to find such a context.
 // An entry without the part bit carries every joint. A character whose update does not fit one
 // datagram is sent as parts (plan_parts): each is coded against its own baseline, checked on its
 // own and acknowledged on its own, so a lost part costs only its joints. The receiver keeps, per
@@ -33,8 +42,13 @@
 
 namespace ks {
 
-constexpr uint8_t kSnapshotFormat = 6;  // 6: no entry count, short baseline ages in the mode byte; 5: per-component residual scales; 4: look-ahead entries; 3: characters in parts; 2: a 16-bit state check per character
+constexpr uint8_t kSnapshotFormat = 7;  // 7: the last entry's length and a context as old as the baseline implied; 6: no entry count, short baseline ages in the mode byte; 5: per-component residual scales; 4: look-ahead entries; 3: characters in parts; 2: a 16-bit state check per character
+// EntryHeader::mode: the kind (kModeMask: 0 full, 1 delta, 2 delta with a level of detail) and
+// the part and look-ahead bits. On the wire those two ride in a flags byte (kModeFlagsFollow).
 constexpr uint8_t kModeMask = 0x3, kModePart = 0x4, kModeAhead = 0x8;
+// The wire's mode byte beside the kind: kind 3 = a flags byte follows; the context is the
+// baseline's own baseline; the last entry.
+constexpr uint8_t kModeFlagsFollow = 0x3, kModeBaseContext = 0x4, kModeLast = 0x8;
 constexpr uint32_t kMaxAheadTicks = 2000;  // 2 s at 1000 Hz ticks
 constexpr uint32_t kMaxEntries = 4096;     // per payload
 // Ticks of states each end keeps per character: a delta's baseline and context lie within them
@@ -92,12 +106,15 @@ inline bool is_framing_error(SnapshotError e) { return e == SnapshotError::BadFo
 // One entry's framing, as read from a payload.
 struct EntryHeader {
     uint32_t id = 0, mode = 0, first = 0, count = 0, base_age = 0, ctx_age = 0, hold = 0, ahead_ticks = 0, plan = 0;
+    bool base_context = false;       // the context is the baseline's own baseline (ctx_age: found by the decoder)
+    bool last = false;               // its coded bytes ran to the payload's end
     std::span<const uint8_t> bytes;  // the coded bytes
 };
 // Reads the entry at `pos` and moves past it: None, Truncated or BadFormat (the framing's limits).
 SnapshotError read_entry_header(std::span<const uint8_t> data, size_t& pos, EntryHeader& h);
-// The mode byte of an entry (kMode* bits; a delta's baseline age within it when it fits).
-uint8_t entry_mode_byte(uint32_t mode, uint32_t base_age);
+// Writes an entry's framing (every field of `h` but `bytes`), the length of its `coded_bytes`
+// unless it is the `last` of its payload, then nothing: the coded bytes follow.
+void put_entry_header(std::vector<uint8_t>& out, const EntryHeader& h, size_t coded_bytes, bool last);
 
 // An entry the decoder refused; the others in its datagram are applied.
 struct RefusedCharacter {
@@ -133,6 +150,7 @@ private:
         bool valid = false;
         QCharacter state;
         std::vector<uint8_t> have;  // per joint: decoded for this tick
+        std::vector<uint8_t> ref;   // per joint: the age of the baseline it was decoded against (0: full)
     };
     // One character's states: a slot per tick of the window (tick % capacity), and the ticks held,
     // oldest first, so a state out of reach gives its buffers back before a new one takes any.
@@ -143,6 +161,7 @@ private:
     };
     static constexpr size_t kSpareStates = 4;
     Entry& slot_for(Ring& ring, uint32_t tick, size_t joints);
+    const Entry* find_entry(uint16_t id, uint32_t tick, JointRange joints) const;
     SnapshotError decode_entry(uint32_t tick, const EntryHeader& h, const SkeletonPrecision& prec, JointRange range,
                                DecodedCharacter& out);
     float tick_hz_;

@@ -45,6 +45,28 @@ struct SnapshotBuilder::Coded {
     std::shared_ptr<QCharacter> mixed;  // level of detail: what the client will hold
 };
 
+namespace {
+
+// Where a datagram's last entry starts, and what frames it.
+struct LastEntry {
+    size_t start = 0;
+    EntryHeader header;
+    size_t chunk_bytes = 0;
+};
+
+// Frames the payload's last entry again as the last (its coded bytes run to the end, no length):
+// returns the bytes saved.
+size_t frame_as_last(std::vector<uint8_t>& payload, const LastEntry& last) {
+    const size_t before = payload.size();
+    std::vector<uint8_t> chunk(payload.end() - std::ptrdiff_t(last.chunk_bytes), payload.end());
+    payload.resize(last.start);
+    put_entry_header(payload, last.header, chunk.size(), true);
+    payload.insert(payload.end(), chunk.begin(), chunk.end());
+    return before - payload.size();
+}
+
+}  // namespace
+
 // Codes one unit against the newest state the client acknowledged (or in full).
 SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history,
                                              const SkeletonPrecision& prec, EncodeCache* cache, int hold_depth) {
@@ -71,18 +93,22 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
     }
     CharacterBaseline cb;
     uint32_t ctx_tick = 0;
+    bool base_context = false;  // the context is what the baseline was coded against (none: it was full)
     if (base) {
         out.delta = true;
         out.base_tick = pu.newest_acked;
         cb.state = base;
         cb.age_s = double(tick - out.base_tick) / cfg_.tick_hz;
         const Sent& s = pu.sent[out.base_tick % pu.sent.size()];
-        if (s.valid && s.tick == out.base_tick && s.ref != out.base_tick) {
+        const bool known = s.valid && s.tick == out.base_tick;
+        base_context = known && s.ref == out.base_tick;
+        if (known && s.ref != out.base_tick) {
             const QCharacter* ctx = client_state(s.ref);
             if (compatible(ctx, *base)) {
                 cb.context = ctx;
                 cb.context_age_s = double(out.base_tick - s.ref) / cfg_.tick_hz;
                 ctx_tick = s.ref;
+                base_context = true;
             }
         }
     }
@@ -93,24 +119,16 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
         std::vector<uint8_t> chunk;
         if (lod) out.mixed = std::make_shared<QCharacter>();
         encode_character(chunk, c.state, base ? &cb : nullptr, prec, u.joints, &e.cost, out.mixed.get());
-        put_varint(e.framed, c.id);
-        const uint32_t base_age = base ? tick - out.base_tick : 0;
-        const uint8_t mode = entry_mode_byte((base ? (lod ? 2 : 1) : 0) | (u.split ? kModePart : 0) | (c.state.ahead ? kModeAhead : 0), base_age);
-        e.framed.push_back(mode);
-        if (u.split) {
-            put_varint(e.framed, u.joints.first);
-            put_varint(e.framed, u.joints.count);
-        }
-        if (c.state.ahead) {
-            put_varint(e.framed, c.state.ahead_ticks);
-            put_varint(e.framed, c.state.plan);
-        }
-        if (base) {
-            if ((mode >> kModeAgeShift) == 0) put_varint(e.framed, base_age);  // the mode byte does not hold it
-            put_varint(e.framed, cb.context ? out.base_tick - ctx_tick : 0);
-        }
-        if (lod) put_varint(e.framed, uint32_t(cb.hold_depth));
-        put_varint(e.framed, uint32_t(chunk.size()));
+        EntryHeader& h = e.header;
+        h.id = c.id;
+        h.mode = (base ? (lod ? 2u : 1u) : 0u) | (u.split ? kModePart : 0u) | (c.state.ahead ? kModeAhead : 0u);
+        h.first = u.joints.first, h.count = u.joints.count;
+        h.ahead_ticks = c.state.ahead_ticks, h.plan = c.state.plan;
+        h.base_age = base ? tick - out.base_tick : 0;
+        h.ctx_age = cb.context ? out.base_tick - ctx_tick : 0;
+        h.hold = lod ? uint32_t(cb.hold_depth) : 0;
+        h.base_context = base_context;
+        put_entry_header(e.framed, h, chunk.size(), false);
         e.framed.insert(e.framed.end(), chunk.begin(), chunk.end());
         e.chunk_bytes = chunk.size();
         return e;
@@ -209,6 +227,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     });
 
     std::vector<SnapshotPart> parts;
+    std::vector<LastEntry> last_entries;  // per datagram
     int skipped_in_row = 0;
     const uint64_t at_rest_before = stats_.units_at_rest;
     // The previous snapshot left most units out: the budget is far short of carrying everyone,
@@ -245,8 +264,12 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             continue;
         }
         skipped_in_row = 0;
-        if (opens_datagram) parts.push_back({tick, {kSnapshotFormat}, {}});
+        if (opens_datagram) {
+            parts.push_back({tick, {kSnapshotFormat}, {}});
+            last_entries.emplace_back();
+        }
         SnapshotPart& part = parts.back();
+        last_entries.back() = {part.data.size(), coded.bytes().header, coded.bytes().chunk_bytes};
         part.data.insert(part.data.end(), framed.begin(), framed.end());
         part.units.push_back(u.key);
         budget -= cost;
@@ -272,7 +295,9 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             report(u.c->id, Unsent::Starved, 0, u.joints.count);
         }
     }
-    for (SnapshotPart& p : parts) {
+    for (size_t k = 0; k < parts.size(); ++k) {
+        SnapshotPart& p = parts[k];
+        budget += double(frame_as_last(p.data, last_entries[k]));
         stats_.payload_bytes += p.data.size();
         ++stats_.datagrams;
     }

@@ -95,6 +95,7 @@ class EncodeCache {
 public:
     struct Entry {
         std::vector<uint8_t> framed;  // id, mode, ages, length and the coded bytes
+        EntryHeader header;           // the framing (its `bytes` empty): the last entry of a payload is framed again without its length
         size_t chunk_bytes = 0;
         CodingCost cost;
     };
