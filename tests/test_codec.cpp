@@ -256,6 +256,10 @@ TEST(Codec, EntryFramingHoldsShortAgesInTheModeByteAndRefusesWhatItCannotMean) {
     for (const uint8_t flags : {uint8_t(1), uint8_t(3 | kModePart), uint8_t(kModePart | 0x10), uint8_t(0x80 | kModeAhead)})
         EXPECT_EQ(read({5, kModeFlagsFollow, flags, 1, 1, 0, 0}, h), SnapshotError::BadFormat) << int(flags);
     EXPECT_EQ(read({5, kModeFlagsFollow}, h), SnapshotError::Truncated);
+    EXPECT_EQ(read({5, uint8_t(kModeFlagsFollow | kModeBaseContext), kModePart, 1, 1, 0}, h), SnapshotError::BadFormat)
+        << "a full part has no context";
+    EXPECT_EQ(read({5, uint8_t(kModeFlagsFollow | 2 << kModeAgeShift), kModeAhead, 1, 1, 0}, h), SnapshotError::BadFormat)
+        << "nor a baseline age";
 
     // Entries run to the end of the payload, at most kMaxEntries of them.
     SnapshotDecoder dec(60.0f);
@@ -360,6 +364,36 @@ TEST(Codec, AContextTakenFromTheBaselineIsTheStateTheBaselineWasDecodedAgainst) 
     encode_character(part6, r6, &rb6, rp, parts[1]);
     EXPECT_EQ(rd.decode(6, one_entry(part6, 2, true, 0, parts[1]), skeleton_of, rig_lookup, out), SnapshotError::None)
         << "a part whose baseline was full: no context";
+}
+
+TEST(Codec, ASharedEncodingCarriesTheContextItsClientNeeds) {
+    // Two clients share the tick's encodings (EncodeCache). At tick 6 both hold tick 4 as their
+    // baseline and code against no context, with the same bytes: one's baseline was full (the
+    // header says "the baseline's own baseline", none), the other's a delta whose own baseline a
+    // short history no longer holds (the header must say none outright). Sharing the first
+    // client's header with the second would make its decoder use tick 2 as the context.
+    const Clip walk = builtin_clip("walk");
+    const SkeletonPrecision prec = plan_precision(walk.skeleton, 1.0f);
+    const PrecisionLookup lookup = [&](uint16_t s) { return s == 0 ? &prec : nullptr; };
+    const auto skeleton_of = [](uint16_t id) { return id == 3 ? 0 : -1; };
+    SnapshotHistory history(4);  // holds a baseline two ticks old, not its own two ticks older
+    EncodeCache cache;
+    SnapshotBuilder builders[2];
+    SnapshotDecoder decoders[2] = {SnapshotDecoder(60.0f), SnapshotDecoder(60.0f)};
+    const uint32_t joins[2] = {4, 2};  // the late joiner codes (and caches) first
+    for (uint32_t tick = 2; tick <= 12; tick += 2) {
+        const std::vector<CharacterSnapshot> now{{3, 0, quantize_character(sample_pose(walk, tick / 60.0), walk.skeleton, prec, 0)}};
+        history.add(tick, now);
+        for (int k = 0; k < 2; ++k) {
+            if (tick < joins[k]) continue;
+            for (const SnapshotPart& p : builders[k].build(tick, now, history, lookup, {}, &cache)) {
+                std::vector<DecodedCharacter> out;
+                EXPECT_EQ(decoders[k].decode(tick, p.data, skeleton_of, lookup, out), SnapshotError::None)
+                    << "tick " << tick << ", the client joining at " << joins[k];
+                builders[k].on_delivered(tick, p.units);
+            }
+        }
+    }
 }
 
 TEST(Codec, EveryEntryHeaderReadsBackAsWritten) {

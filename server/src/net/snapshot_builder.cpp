@@ -133,8 +133,10 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
         e.chunk_bytes = chunk.size();
         return e;
     };
-    // Key: the character, the part, and what it is coded against (none, or baseline and context ages).
-    const uint64_t key = uint64_t(c.id) << 48 | uint64_t(std::min<uint32_t>(u.part, 63)) << 41 | uint64_t(base ? 1 : 0) << 40 |
+    // Key: the character, the part, and what it is coded against (none, or baseline and context
+    // ages), and how the header names the context (two clients' headers may differ there alone).
+    const uint64_t key = uint64_t(c.id) << 48 | uint64_t(base_context ? 1 : 0) << 47 | uint64_t(std::min<uint32_t>(u.part, 63)) << 41 |
+                         uint64_t(base ? 1 : 0) << 40 |
                          uint64_t(base ? std::min<uint32_t>(tick - out.base_tick, 0xFFFFFu) : 0) << 20 |
                          uint64_t(cb.context ? std::min<uint32_t>(out.base_tick - ctx_tick, 0xFFFFFu) : 0);
     // Shared only when the bytes depend on nothing of this client's own (no level of detail,
