@@ -68,10 +68,11 @@ printf '\x00\x80\x00\x00\x01\x00\x00\x81\x00\x00' > build-fuzz/corpus-server/see
 printf '\x01\x80\x00\x00\xc0\x02\x00\x00\x00\xc0\x00\x00\x81\x00\x00\x41\x00\x00' > build-fuzz/corpus-server/seed-tokens
 ./build-fuzz/kinesync-fuzz-packet -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-packet 2>&1 | tail -1
 ./build-fuzz/kinesync-fuzz-server -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-server 2>&1 | tail -1
-# Client scripts: the server's handshake, skeleton definitions (one of 200 joints), then a
-# snapshot of a whole character, or of a part; or skeletons by reference.
-printf '\x80\x00\x00\x40\x00\x00\x20\x0c\x00\x02\x00\x00\x00\x00\x01\x03\x01\x00\x00\x02\x00' > build-fuzz/corpus-client/seed-connected
-printf '\x80\x00\x00\x40\x00\x00\x20\x10\x00\x04\x00\x00\x00\x00\x02\x03\x01\x01\x04\x00\x54\x02\x00\x00' > build-fuzz/corpus-client/seed-part
+# Client scripts: the server's handshake, skeleton definitions (one of 200 joints), then
+# snapshots; or skeletons by reference.
+# Snapshots the session decodes: full states, deltas, parts (written by the target from the codec,
+# which checks they decode: it exits 1 otherwise).
+./build-fuzz/kinesync-fuzz-client -ks_write_seeds=build-fuzz/corpus-client > /dev/null
 # A character on a skeleton the client holds (by reference), and one on a hash it never offered.
 printf '\x80\x00\x00\x10\x02\x00\x00\x00\x10\x03\x00\x01\x01\x01' > build-fuzz/corpus-client/seed-refs
 ./build-fuzz/kinesync-fuzz-client -max_total_time=15 -print_final_stats=0 build-fuzz/corpus-client 2>&1 | tail -1

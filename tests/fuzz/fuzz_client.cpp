@@ -6,15 +6,25 @@
 // parts), so later snapshots can decode; op 0x10: a character on a skeleton by reference (the
 // session holds the small one: bit 0 of the first byte replaces its hash with the next bytes);
 // op 0x20: the bytes as a snapshot payload behind a valid
-// snapshot header (tick, part and part count from the first bytes); anything else: the bytes as a
+// snapshot header (tick, part and part count from the first bytes; the payload cut to what a
+// datagram holds); anything else: the bytes as a
 // datagram. Between records the session's timers run and everything it hands out is taken. Any
 // crash, sanitizer report or exception escaping the session is a finding.
+//   ./kinesync-fuzz-client -ks_write_seeds=DIR   writes scripts whose snapshots the session decodes
+//   (full states, deltas naming their baseline's own baseline as the context, a large character's
+//   parts), checks that it decodes every entry of them, and exits (1 if it does not)
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "client/src/session.h"
+#include "common/src/codec/snapshot_codec.h"
 #include "common/src/net/protocol.h"
 
 namespace {
@@ -39,10 +49,78 @@ uint64_t salt_of(ClientSession& session) {
     return 0;
 }
 
+// A script record: [op][u16 length][bytes].
+void record(std::vector<uint8_t>& script, uint8_t op, const std::vector<uint8_t>& bytes) {
+    script.push_back(op);
+    script.push_back(uint8_t(bytes.size()));
+    script.push_back(uint8_t(bytes.size() >> 8));
+    script.insert(script.end(), bytes.begin(), bytes.end());
+}
+
+// A chain turning a little more each tick, quantized as the server would.
+QCharacter chain_state(const Skeleton& s, const SkeletonPrecision& prec, uint32_t tick) {
+    Pose p(s);
+    for (size_t j = 0; j < p.rot.size(); ++j) {
+        p.rot[j] = quat_from_angle_axis(0.01f * float(tick) + 0.002f * float(j), vec3{0, 0, 1});
+        p.ang[j] = vec3{0, 0, 0.6f};
+    }
+    return quantize_character(p, s, prec, 0);
+}
+
+// A snapshot record of one entry (the datagram `part` of `parts`): in full, or a delta against
+// the state `base_age` ticks older naming that state's own baseline as the context.
+std::vector<uint8_t> snapshot(uint32_t tick, uint8_t part, uint8_t parts, uint16_t id, const QCharacter& q, const QCharacter* base,
+                              uint32_t base_age, const QCharacter* context, uint32_t context_age, const SkeletonPrecision& prec,
+                              JointRange range, bool split) {
+    const CharacterBaseline cb{base, base_age / 60.0, context, context_age / 60.0};
+    std::vector<uint8_t> coded;
+    encode_character(coded, q, base ? &cb : nullptr, prec, range);
+    EntryHeader h;
+    h.id = id, h.mode = (base ? 1u : 0u) | (split ? kModePart : 0u), h.first = range.first, h.count = range.count;
+    h.base_age = base_age, h.base_context = base != nullptr;
+    std::vector<uint8_t> out{uint8_t(tick), uint8_t(tick >> 8), uint8_t(tick >> 16), uint8_t(tick >> 24), part, parts, kSnapshotFormat};
+    put_entry_header(out, h, coded.size(), true);
+    out.insert(out.end(), coded.begin(), coded.end());
+    return out;
+}
+
+// Scripts after the handshake and the definitions: the small character at ticks 2 (full), 4 and
+// 6 (deltas: no context, then tick 2); the large one's parts at tick 2, then its first part at 4.
+std::vector<std::vector<uint8_t>> seed_scripts(const Skeleton& small, const Skeleton& large) {
+    const SkeletonPrecision ps = plan_precision(small, 1.0f), pl = plan_precision(large, 1.0f);
+    std::vector<uint8_t> head;
+    record(head, 0x80, {});
+    record(head, 0x40, {});
+    std::vector<uint8_t> a = head, b = head;
+    const QCharacter s2 = chain_state(small, ps, 2), s4 = chain_state(small, ps, 4), s6 = chain_state(small, ps, 6);
+    record(a, 0x20, snapshot(2, 0, 1, 0, s2, nullptr, 0, nullptr, 0, ps, all_joints(ps), false));
+    record(a, 0x20, snapshot(4, 0, 1, 0, s4, &s2, 2, nullptr, 0, ps, all_joints(ps), false));
+    record(a, 0x20, snapshot(6, 0, 1, 0, s6, &s4, 2, &s2, 2, ps, all_joints(ps), false));
+    const QCharacter l2 = chain_state(large, pl, 2), l4 = chain_state(large, pl, 4);
+    const std::vector<JointRange> parts = plan_parts(pl.joints.size());
+    for (uint8_t k = 0; k < parts.size(); ++k)
+        record(b, 0x20, snapshot(2, k, uint8_t(parts.size()), 1, l2, nullptr, 0, nullptr, 0, pl, parts[k], true));
+    record(b, 0x20, snapshot(4, 0, 1, 1, l4, &l2, 2, nullptr, 0, pl, parts[0], true));
+    return {a, b};
+}
+
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    static const Skeleton small = chain(5), large = chain(200);
+namespace {
+
+const Skeleton& small_skeleton() {
+    static const Skeleton s = chain(5);
+    return s;
+}
+const Skeleton& large_skeleton() {
+    static const Skeleton s = chain(200);
+    return s;
+}
+
+// Runs one script through a fresh session; returns its stats.
+ClientSessionStats run_script(const uint8_t* data, size_t size) {
+    const Skeleton& small = small_skeleton();
+    const Skeleton& large = large_skeleton();
     ClientSession session;
     // The session holds the small skeleton (offered by hash), so a reference to it resolves and one
     // to anything else is refused.
@@ -79,7 +157,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const uint32_t tick = uint32_t(bytes[0]) | uint32_t(bytes[1]) << 8 | uint32_t(bytes[2]) << 16 | uint32_t(bytes[3]) << 24;
             const uint8_t count = uint8_t(std::max<int>(1, bytes[5]));
             const uint8_t part = uint8_t(bytes[4] % count);
-            session.on_datagram(net::build_snapshot({seq++, 0, 0}, tick, part, count, bytes.subspan(6)), t);
+            // At most what a datagram holds (build_snapshot refuses more).
+            const size_t data_bytes = std::min(bytes.size() - 6, net::max_snapshot_data_bytes());
+            session.on_datagram(net::build_snapshot({seq++, 0, 0}, tick, part, count, bytes.subspan(6, data_bytes)), t);
         } else {
             session.on_datagram(bytes, t);
         }
@@ -91,6 +171,43 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         session.take_events();
         session.take_new_skeletons();
         session.take_used_skeletons();
+    }
+    return session.stats();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    run_script(data, size);
+    return 0;
+}
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+    const char* flag = "-ks_write_seeds=";
+    for (int i = 1; i < *argc; ++i) {
+        if (std::strncmp((*argv)[i], flag, std::strlen(flag)) != 0) continue;
+        const std::string dir = (*argv)[i] + std::strlen(flag);
+        int n = 0;
+        for (const std::vector<uint8_t>& script : seed_scripts(small_skeleton(), large_skeleton())) {
+            // Every entry decodes: seeds that drift from the format would only test the refusals.
+            const ClientSessionStats st = run_script(script.data(), script.size());
+            const uint64_t want = n == 0 ? 3 : 4;
+            if (st.characters_decoded != want || st.entries_refused != 0 || st.snapshot_errors != 0) {
+                std::fprintf(stderr, "seed %d: %llu of %llu entries decoded, %llu refused, %llu datagrams unreadable\n", n,
+                             (unsigned long long)st.characters_decoded, (unsigned long long)want,
+                             (unsigned long long)st.entries_refused, (unsigned long long)st.snapshot_errors);
+                std::exit(1);
+            }
+            const std::string path = dir + "/seed-snapshots-" + std::to_string(n++);
+            std::FILE* f = std::fopen(path.c_str(), "wb");
+            if (!f || std::fwrite(script.data(), 1, script.size(), f) != script.size()) {
+                std::fprintf(stderr, "cannot write %s\n", path.c_str());
+                std::exit(1);
+            }
+            std::fclose(f);
+        }
+        std::printf("wrote %d seed scripts to %s\n", n, dir.c_str());
+        std::exit(0);
     }
     return 0;
 }
