@@ -26,6 +26,7 @@
 #include "client/src/session.h"
 #include "common/src/codec/snapshot_codec.h"
 #include "common/src/net/protocol.h"
+#include "tests/fuzz/seed_files.h"
 
 namespace {
 
@@ -183,31 +184,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 }
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-    const char* flag = "-ks_write_seeds=";
-    for (int i = 1; i < *argc; ++i) {
-        if (std::strncmp((*argv)[i], flag, std::strlen(flag)) != 0) continue;
-        const std::string dir = (*argv)[i] + std::strlen(flag);
-        int n = 0;
-        for (const std::vector<uint8_t>& script : seed_scripts(small_skeleton(), large_skeleton())) {
-            // Every entry decodes: seeds that drift from the format would only test the refusals.
-            const ClientSessionStats st = run_script(script.data(), script.size());
-            const uint64_t want = n == 0 ? 3 : 4;
-            if (st.characters_decoded != want || st.entries_refused != 0 || st.snapshot_errors != 0) {
-                std::fprintf(stderr, "seed %d: %llu of %llu entries decoded, %llu refused, %llu datagrams unreadable\n", n,
-                             (unsigned long long)st.characters_decoded, (unsigned long long)want,
-                             (unsigned long long)st.entries_refused, (unsigned long long)st.snapshot_errors);
-                std::exit(1);
-            }
-            const std::string path = dir + "/seed-snapshots-" + std::to_string(n++);
-            std::FILE* f = std::fopen(path.c_str(), "wb");
-            if (!f || std::fwrite(script.data(), 1, script.size(), f) != script.size()) {
-                std::fprintf(stderr, "cannot write %s\n", path.c_str());
-                std::exit(1);
-            }
-            std::fclose(f);
+    const std::string dir = ks::fuzz::seeds_dir(*argc, *argv);
+    if (dir.empty()) return 0;
+    int n = 0;
+    for (const std::vector<uint8_t>& script : seed_scripts(small_skeleton(), large_skeleton())) {
+        // Every entry decodes: seeds that drift from the format would only test the refusals.
+        const ClientSessionStats st = run_script(script.data(), script.size());
+        const uint64_t want = n == 0 ? 3 : 4;
+        if (st.characters_decoded != want || st.entries_refused != 0 || st.snapshot_errors != 0) {
+            std::fprintf(stderr, "seed %d: %llu of %llu entries decoded, %llu refused, %llu datagrams unreadable\n", n,
+                         (unsigned long long)st.characters_decoded, (unsigned long long)want, (unsigned long long)st.entries_refused,
+                         (unsigned long long)st.snapshot_errors);
+            std::exit(1);
         }
-        std::printf("wrote %d seed scripts to %s\n", n, dir.c_str());
-        std::exit(0);
+        ks::fuzz::write_seed(dir + "/seed-snapshots-" + std::to_string(n++), script);
     }
-    return 0;
+    std::printf("wrote %d seed scripts to %s\n", n, dir.c_str());
+    std::exit(0);
 }

@@ -19,6 +19,7 @@
 #include "common/src/net/connect_token.h"
 #include "common/src/net/protocol.h"
 #include "common/src/net/secure_channel.h"
+#include "tests/fuzz/seed_files.h"
 
 namespace {
 
@@ -121,24 +122,12 @@ std::vector<std::vector<uint8_t>> seeds() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-    const char* flag = "-ks_write_seeds=";
-    for (int i = 1; i < *argc; ++i)
-        if (std::strncmp((*argv)[i], flag, std::strlen(flag)) == 0) {
-            const std::string dir = (*argv)[i] + std::strlen(flag);
-            int n = 0;
-            for (const auto& packet : seeds()) {
-                const std::string path = dir + "/seed_" + std::to_string(n++);
-                std::FILE* f = std::fopen(path.c_str(), "wb");
-                if (!f || std::fwrite(packet.data(), 1, packet.size(), f) != packet.size()) {
-                    std::fprintf(stderr, "cannot write %s\n", path.c_str());
-                    std::exit(1);
-                }
-                std::fclose(f);
-            }
-            std::printf("wrote %d seed packets to %s\n", n, dir.c_str());
-            std::exit(0);
-        }
-    return 0;
+    const std::string dir = ks::fuzz::seeds_dir(*argc, *argv);
+    if (dir.empty()) return 0;
+    int n = 0;
+    for (const auto& packet : seeds()) ks::fuzz::write_seed(dir + "/seed_" + std::to_string(n++), packet);
+    std::printf("wrote %d seed packets to %s\n", n, dir.c_str());
+    std::exit(0);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
