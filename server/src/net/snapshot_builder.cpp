@@ -57,12 +57,15 @@ struct LastEntry {
 // Frames the payload's last entry again as the last (its coded bytes run to the end, no length):
 // returns the bytes saved.
 size_t frame_as_last(std::vector<uint8_t>& payload, const LastEntry& last) {
-    const size_t before = payload.size();
-    std::vector<uint8_t> chunk(payload.end() - std::ptrdiff_t(last.chunk_bytes), payload.end());
-    payload.resize(last.start);
-    put_entry_header(payload, last.header, chunk.size(), true);
-    payload.insert(payload.end(), chunk.begin(), chunk.end());
-    return before - payload.size();
+    std::vector<uint8_t> head;
+    put_entry_header(head, last.header, last.chunk_bytes, true);
+    // The header only shrinks (the length goes): overwrite it, then close the gap before the coded bytes.
+    const auto at = payload.begin() + std::ptrdiff_t(last.start);
+    const auto coded = payload.end() - std::ptrdiff_t(last.chunk_bytes);
+    const size_t saved = size_t(coded - at) - head.size();
+    std::copy(head.begin(), head.end(), at);
+    payload.erase(at + std::ptrdiff_t(head.size()), coded);
+    return saved;
 }
 
 }  // namespace
