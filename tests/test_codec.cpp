@@ -450,3 +450,38 @@ TEST(Codec, ABaselineAgeWhoseContextCouldOutliveTheReceiversHistoryIsRefused) {
         }
     }
 }
+
+TEST(Codec, EachShareOfTheBaselinesAngularVelocityIsChosenWhereItPredictsAndDecodesExactly) {
+    // A delta predicts angular velocities as all, 3/4, 3/8 or none of the baseline's, the encoder
+    // choosing per payload. Current states whose angular velocities are exactly one share of the
+    // baseline's: each decodes to the encoder's state, and each costs about what the share that
+    // predicts it exactly costs (an encoder that kept one share would pay for the residuals).
+    Rng rng(41);
+    const Skeleton s = random_skeleton(24, rng);
+    const SkeletonPrecision prec = plan_precision(s, 1.0f);
+    const QCharacter base = quantize_character(random_pose(24, rng), s, prec, 3);
+    QCharacter baseline = base;
+    for (QJoint& q : baseline.joints)
+        for (int32_t& a : q.ang) a = (rng.uniform(0.0f, 1.0f) < 0.5f ? -1 : 1) * int32_t(rng.uniform(16.0f, 60.0f));
+    const CharacterBaseline cb{&baseline, 6 / 60.0};
+    const int32_t eighths[4] = {8, 6, 3, 0};
+    size_t bytes[4] = {};
+    for (int level = 0; level < 4; ++level) {
+        QCharacter cur = baseline;
+        for (QJoint& q : cur.joints)
+            for (int32_t& a : q.ang) {
+                const int32_t v = a * eighths[level];
+                a = v >= 0 ? (v + 4) / 8 : -((-v + 4) / 8);
+            }
+        std::vector<uint8_t> payload;
+        QCharacter coded, out;
+        encode_character(payload, cur, &cb, prec, all_joints(prec), nullptr, &coded);
+        ASSERT_TRUE(decode_character(payload, out, &cb, prec, all_joints(prec))) << "share " << eighths[level] << "/8";
+        EXPECT_EQ(out, coded);
+        for (size_t j = 0; j < out.joints.size(); ++j)
+            EXPECT_TRUE(std::equal(std::begin(out.joints[j].ang), std::end(out.joints[j].ang), std::begin(cur.joints[j].ang))) << "joint " << j;
+        bytes[level] = payload.size();
+    }
+    for (int level = 1; level < 4; ++level)
+        EXPECT_LE(bytes[level], bytes[0] + 8) << "share " << eighths[level] << "/8 costs " << bytes[level] << " bytes, all of it " << bytes[0];
+}

@@ -173,7 +173,7 @@ float grid_mix(const GridMix& m, float x1, float x2, float x3 = 1.0f) {
     return laplace_bucket_sigma((i + 32) >> 6);
 }
 // Fitted on the walk clip's residuals (log |residual| regressed on the logs of the features).
-constexpr GridMix kAngularMix{447, 19, 35, 0};    // acceleration, angular velocity
+constexpr GridMix kAngularMix{447, 19, 20, 20};   // acceleration, angular velocity, the context's angular velocity
 constexpr GridMix kRotationMix{1342, 10, 8, 20};  // acceleration, angular velocity, angular-velocity residual
 
 // The Laplace scales a joint's residuals are coded with, per component for the angular velocity
@@ -205,7 +205,8 @@ DeltaScales delta_scales(const CharacterBaseline& b, size_t j, const JointPrecis
     const float accs[3] = {acc.x, acc.y, acc.z}, ws[3] = {wb.x, wb.y, wb.z};
     for (int k = 0; k < 3; ++k) {
         d.acc[k] = std::fabs(accs[k]), d.spd[k] = std::fabs(ws[k]);
-        d.sw[k] = grid_mix(kAngularMix, 0.3f + d.acc[k] * dt / p.ang_step, 0.3f + d.spd[k] / p.ang_step) * ad.aw.factor;
+        const float ctx_spd = have_ctx ? std::fabs(float(b.context->joints[j].ang[k])) : d.spd[k] / p.ang_step;
+        d.sw[k] = grid_mix(kAngularMix, 0.3f + d.acc[k] * dt / p.ang_step, 0.3f + d.spd[k] / p.ang_step, 0.3f + ctx_spd) * ad.aw.factor;
         d.mw[k] = laplace_model(d.sw[k]);
     }
     // Positions: the same idea with the baseline's linear acceleration (root and animated joints).
@@ -246,13 +247,43 @@ int predict_rotation(const QJoint& bq, const JointPrecision& p, vec3 wb, vec3 wc
     return lp;
 }
 
+// A delta predicts each angular velocity as a share of the baseline's, in eighths, at one of these
+// levels the encoder chooses per payload. Over a few ticks, or on smooth curves, the baseline's own
+// value predicts best; at a 100 ms round trip a captured limb's angular velocity has mostly turned
+// over since the baseline (a step's sway at 2-3 Hz, the capture's frame-to-frame jitter) and a
+// prediction near zero costs less (docs/NETWORK.md, "Angular velocity").
+constexpr int32_t kAngularShare[4] = {8, 6, 3, 0};
+
+int32_t predict_angular(int32_t base, int level) {
+    const int64_t v = int64_t(base) * kAngularShare[level];
+    return int32_t(v >= 0 ? (v + 4) / 8 : -((-v + 4) / 8));  // rounded half away from zero
+}
+
+// The level whose predictions leave the smallest residuals (summed magnitudes): what the encoder
+// alone can compute, before coding anything.
+int choose_angular_level(const QCharacter& c, const CharacterBaseline& b, const SkeletonPrecision& prec, JointRange range) {
+    uint64_t cost[4] = {};
+    for (size_t j = range.first; j < range.end(); ++j) {
+        if (b.hold_depth >= 0 && prec.joints[j].depth > b.hold_depth) continue;
+        const QJoint& q = c.joints[j];
+        const QJoint& bq = b.state->joints[j];
+        for (int k = 0; k < 3; ++k)
+            for (int l = 0; l < 4; ++l) {
+                const int64_t r = int64_t(q.ang[k]) - predict_angular(bq.ang[k], l);
+                cost[l] += uint64_t(r < 0 ? -r : r);
+            }
+    }
+    return int(std::min_element(std::begin(cost), std::end(cost)) - std::begin(cost));
+}
+
 // Is everything exactly as predicted? Only meaningful when encoding (the decoder reads the bit).
-bool predicted_exactly(const QJoint& q, const BaseValues& base, const JointPrecision& p, const SkeletonPrecision& prec, vec3 wb, float dt) {
+bool predicted_exactly(const QJoint& q, const BaseValues& base, const JointPrecision& p, const SkeletonPrecision& prec, vec3 wb, vec3 wp,
+                       const int32_t pa[3], float dt) {
     const QJoint& bq = base.bq;
-    bool same = std::equal(std::begin(q.ang), std::end(q.ang), std::begin(bq.ang));
+    bool same = std::equal(std::begin(q.ang), std::end(q.ang), pa);
     if (same) {
         int32_t idx[3];
-        const int lp = predict_rotation(bq, p, wb, wb, dt, idx);
+        const int lp = predict_rotation(bq, p, wb, wp, dt, idx);
         same = q.largest == lp && q.rot[0] == idx[0] && q.rot[1] == idx[1] && q.rot[2] == idx[2];
     }
     for (int k = 0; same && q.moved && k < 3; ++k) {
@@ -331,7 +362,8 @@ void code_delta_linear(IO& io, QJoint& q, const BaseValues& base, const JointPre
 }
 
 template <class IO>
-void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, const SkeletonPrecision& prec, DeltaAdapt& ad) {
+void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, const SkeletonPrecision& prec, int angular_level,
+                      DeltaAdapt& ad) {
     const QJoint& bq = b.state->joints[j];
     const JointPrecision& p = prec.joints[j];
     const float dt = float(b.age_s);
@@ -358,28 +390,36 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
             mr[k] = laplace_model(sr_k[k] * ad.ar.factor);
         }
     };
+    int32_t pa[3];  // the angular velocity predicted, and as rad/s
+    for (int k = 0; k < 3; ++k) pa[k] = predict_angular(bq.ang[k], angular_level);
+    vec3 wp = wb;
+    if (angular_level != 0 && !was_still) {
+        QJoint pq = bq;
+        std::copy(pa, pa + 3, pq.ang);
+        wp = dequantize_angular(pq, p);
+    }
     float pz = kPStillStays;
     if (!was_still) {
         d = delta_scales(b, j, p, wb, ad);
         const int32_t saved_ang[3] = {q.ang[0], q.ang[1], q.ang[2]};
-        std::copy(std::begin(bq.ang), std::end(bq.ang), std::begin(q.ang));  // scales as if the angular velocity were as predicted
+        std::copy(pa, pa + 3, std::begin(q.ang));  // scales as if the angular velocity were as predicted
         rotation_models();
         std::copy(std::begin(saved_ang), std::end(saved_ang), std::begin(q.ang));
         const LaplaceModel pv[6] = {d.mp[0], d.mp[1], d.mp[2], d.mv[0], d.mv[1], d.mv[2]};
         const double pz_rot = p_zero(d.mw) * p_zero(mr);
         pz = float(q.moved ? pz_rot * p_zero(pv) : pz_rot);
     }
-    const bool exact = IO::kEncodes && predicted_exactly(q, base, p, prec, wb, dt);
+    const bool exact = IO::kEncodes && predicted_exactly(q, base, p, prec, wb, wp, pa, dt);
     const bool unchanged = io.bit(exact ? 0 : 1, to_p0(pz)) == 0;
     if (was_still && !unchanged) d = delta_scales(b, j, p, wb, ad);
     io.set_category(CodingCost::kAngular);
     double sum_w = 0, sum_r = 0, sum_p = 0, sum_v = 0;
-    // Angular velocity: predicted as the baseline's. (Extrapolating the baseline's own recent
-    // change, even damped, costs more on the shared clips: that change is stale by then.)
+    // Angular velocity: predicted as a share of the baseline's. (Extrapolating the baseline's own
+    // recent change, even damped, costs more on the shared clips: that change is stale by then.)
     if (unchanged) {
-        std::copy(std::begin(bq.ang), std::end(bq.ang), std::begin(q.ang));
+        std::copy(pa, pa + 3, std::begin(q.ang));
     } else {
-        for (int k = 0; k < 3; ++k) q.ang[k] = residual(io, q.ang[k], bq.ang[k], d.mw[k], sum_w);
+        for (int k = 0; k < 3; ++k) q.ang[k] = residual(io, q.ang[k], pa[k], d.mw[k], sum_w);
         rotation_models();
     }
     code_delta_rotation(io, q, bq, p, wb, dt, unchanged, mr, sum_r);
@@ -397,13 +437,17 @@ template <class IO>
 void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const SkeletonPrecision& prec, JointRange range) {
     const QCharacter& base = *b.state;
     c.epoch = base.epoch;
+    int level = 0;
+    if constexpr (IO::kEncodes) level = choose_angular_level(c, b, prec, range);
+    io.set_category(CodingCost::kAngular);
+    level = int(io.bypass(uint32_t(level), 2));
     DeltaAdapt ad;
     for (size_t j = range.first; j < range.end(); ++j) {
         if (b.hold_depth >= 0 && prec.joints[j].depth > b.hold_depth) {
             c.joints[j] = base.joints[j];  // level of detail: held at the baseline on both ends, nothing coded
             continue;
         }
-        code_delta_joint(io, c.joints[j], b, j, prec, ad);
+        code_delta_joint(io, c.joints[j], b, j, prec, level, ad);
     }
 }
 

@@ -42,7 +42,7 @@
 
 namespace ks {
 
-constexpr uint8_t kSnapshotFormat = 7;  // 7: the last entry's length and a context that is the baseline's own baseline implied; 6: no entry count, short baseline ages in the mode byte; 5: per-component residual scales; 4: look-ahead entries; 3: characters in parts; 2: a 16-bit state check per character
+constexpr uint8_t kSnapshotFormat = 8;  // 8: a delta's angular velocities predicted as a share of the baseline's, chosen per payload; 7: the last entry's length and a context that is the baseline's own baseline implied; 6: no entry count, short baseline ages in the mode byte; 5: per-component residual scales; 4: look-ahead entries; 3: characters in parts; 2: a 16-bit state check per character
 // EntryHeader::mode: the kind (kModeMask: 0 full, 1 delta, 2 delta with a level of detail) and
 // the part and look-ahead bits. On the wire those two ride in a flags byte (kModeFlagsFollow).
 constexpr uint8_t kModeMask = 0x3, kModePart = 0x4, kModeAhead = 0x8;
