@@ -266,9 +266,9 @@ TEST(Codec, EntryFramingHoldsShortAgesInTheModeByteAndRefusesWhatItCannotMean) {
     std::vector<DecodedCharacter> out;
     auto unknown = [](uint16_t) { return -1; };
     auto none = [](uint16_t) -> const SkeletonPrecision* { return nullptr; };
-    EXPECT_EQ(dec.decode(2, std::vector<uint8_t>{kSnapshotFormat}, unknown, none, out), SnapshotError::None);
+    EXPECT_EQ(dec.decode(2, std::vector<uint8_t>{}, unknown, none, out), SnapshotError::None) << "no entries";
     for (const uint32_t n : {kMaxEntries, kMaxEntries + 1}) {
-        std::vector<uint8_t> p{kSnapshotFormat};
+        std::vector<uint8_t> p;
         for (uint32_t i = 0; i < n; ++i) p.insert(p.end(), {1, 0, 0});  // id 1, full, no coded bytes
         EXPECT_EQ(dec.decode(2, p, unknown, none, out), n <= kMaxEntries ? SnapshotError::UnknownCharacter : SnapshotError::BadFormat);
     }
@@ -290,10 +290,10 @@ TEST(Codec, EntryFramingHoldsShortAgesInTheModeByteAndRefusesWhatItCannotMean) {
             EXPECT_EQ(entries[0].coded_at + entries[0].coded_bytes, p.data.size());
             if ((entries[0].mode & kModeMask) == 1) {
                 ++deltas;
-                EXPECT_EQ(p.data[2] >> kModeAgeShift, 2) << "the baseline two ticks old, in the mode byte";
-                EXPECT_NE(p.data[2] & kModeLast, 0) << "the last entry: no length";
-                EXPECT_NE(p.data[2] & kModeBaseContext, 0) << "the context is the baseline's own baseline";
-                EXPECT_EQ(entries[0].coded_at, 1u + 1u + 1u) << "format, id and mode bytes";
+                EXPECT_EQ(p.data[1] >> kModeAgeShift, 2) << "the baseline two ticks old, in the mode byte";
+                EXPECT_NE(p.data[1] & kModeLast, 0) << "the last entry: no length";
+                EXPECT_NE(p.data[1] & kModeBaseContext, 0) << "the context is the baseline's own baseline";
+                EXPECT_EQ(entries[0].coded_at, 1u + 1u) << "id and mode bytes";
             }
             b.on_delivered(tick, p.units);
         }
@@ -308,7 +308,7 @@ static std::vector<uint8_t> one_entry(const std::vector<uint8_t>& coded, uint32_
     EntryHeader h;
     h.id = 1, h.mode = (base_age ? 1u : 0u) | (part.count ? kModePart : 0u), h.first = part.first, h.count = part.count;
     h.base_age = base_age, h.base_context = base_context, h.ctx_age = ctx_age;
-    std::vector<uint8_t> p{kSnapshotFormat};
+    std::vector<uint8_t> p;
     put_entry_header(p, h, coded.size(), true);
     p.insert(p.end(), coded.begin(), coded.end());
     return p;

@@ -317,7 +317,7 @@ TEST(LookAhead, AnEntryClaimingAHorizonBeyondTwoSecondsIsRefused) {
     SnapshotDecoder d(60.0f);
     std::vector<DecodedCharacter> out;
     for (const uint32_t ticks : {2000u, 2001u}) {
-        std::vector<uint8_t> p{kSnapshotFormat, 0, kModeFlagsFollow, kModeAhead};
+        std::vector<uint8_t> p{0, kModeFlagsFollow, kModeAhead};
         put_varint(p, ticks);
         put_varint(p, 3);
         put_varint(p, 0);  // no coded bytes: the entry then fails on its skeleton, not its framing

@@ -169,7 +169,7 @@ TEST(Parts, EntriesForAnUnknownSkeletonOrOutsideTheSkeletonAreRefusedAlone) {
     ASSERT_EQ(refused.size(), 1u);
     EXPECT_EQ(refused[0].id, 1);
     // A part beyond the skeleton's joints.
-    std::vector<uint8_t> forged = {kSnapshotFormat, 0, kModeFlagsFollow, uint8_t(kModePart), 30, 5, 2, 0, 0};
+    std::vector<uint8_t> forged = {0, kModeFlagsFollow, uint8_t(kModePart), 30, 5, 2, 0, 0};
     EXPECT_EQ(s.decoder.decode(4, forged, [](uint16_t) { return 0; }, s.lookup, out, &refused), SnapshotError::BadRange);
     ASSERT_EQ(refused.size(), 1u);
     EXPECT_EQ(refused[0].error, SnapshotError::BadRange);
@@ -423,7 +423,7 @@ TEST(Parts, AServerJumpingItsTickAheadCostsTheClientNothing) {
     session.on_datagram(net::build_challenge({1, 0, 0}, salt, net::Cookie{}), 0.0);
     session.on_datagram(net::build_accept({2, 0, 0}, {7, 60, 30, 0, 0}), 0.0);
     ASSERT_EQ(session.state(), ConnectionState::Connected);
-    const std::vector<uint8_t> empty = {kSnapshotFormat};  // no entries
+    const std::vector<uint8_t> empty;  // no entries
     session.on_datagram(net::build_snapshot({3, 0, 0}, 2, 0, 1, empty), 0.1);
     const auto t0 = std::chrono::steady_clock::now();
     session.on_datagram(net::build_snapshot({4, 0, 0}, 4000000002u, 0, 1, empty), 0.2);

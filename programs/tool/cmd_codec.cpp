@@ -42,11 +42,11 @@ int moving_joints(const Clip& c) {
     return n;
 }
 
-Row measure(const std::string& name, const Clip& raw, const CodecSettings& settings) {
+Row measure(const std::string& name, const Clip& raw, const CodecSettings& settings, int rtt_ticks) {
     LoopOptions lo;
     lo.root = RootMode::Fix;  // in place: the figures are about the joints, not root travel
     const Clip c = make_loop(raw, lo);
-    const test::SimResult r = test::simulate({&c}, 20.0, 30.0f, test::LinkSim{0.01f, 0.01f, 0.0f, 6, 2, 9}, {}, settings);
+    const test::SimResult r = test::simulate({&c}, 20.0, 30.0f, test::LinkSim{0.01f, 0.01f, 0.0f, rtt_ticks, 2, 9}, {}, settings);
     Row row{name, c.joints(), moving_joints(c)};
     row.bits = r.payload_bits_per_joint;
     row.bits_moving = r.payload_bits_per_joint * double(c.joints()) / double(std::max(1, row.moving));
@@ -96,6 +96,7 @@ void add_codec_command(CLI::App& app) {
     static std::string json;
     static bool rigs = false;
     static CodecSettings settings;
+    static int rtt_ticks = 6;
     cmd->add_option("CLIPS", clips, "BVH files or folders, or builtin:NAME (default: every clip in the shared mocap folder)");
     cmd->add_flag("--rigs", rigs, "also the game (250 joints) and stress (1,000 joints) rigs grown from the walk clip");
     cmd->add_option("--json", json, "also write the rows as JSON here");
@@ -107,6 +108,7 @@ void add_codec_command(CLI::App& app) {
         ->capture_default_str()->check(CLI::Range(1e-5f, 1.0f));
     cmd->add_option("--leaf-ang-step", settings.leaf_ang_step, "trade-off: leaf joints' angular-velocity step, rad/s")
         ->capture_default_str()->check(CLI::Range(1e-3f, 100.0f));
+    cmd->add_option("--rtt-ticks", rtt_ticks, "the link's round trip in 60 Hz ticks (6: 100 ms)")->capture_default_str()->check(CLI::Range(0, 60));
     cmd->callback([] {
         std::vector<std::string> files;
         for (const std::string& c : clips.empty() ? std::vector<std::string>{test::mocap_dir()} : clips) {
@@ -125,11 +127,11 @@ void add_codec_command(CLI::App& app) {
         for (const std::string& f : files) {
             const Clip c = load_clip_arg(f, bo).clip;
             if (f.find("walk") != std::string::npos) walk = c;
-            rows.push_back(measure(std::filesystem::path(f).filename().string(), c, settings));
+            rows.push_back(measure(std::filesystem::path(f).filename().string(), c, settings, rtt_ticks));
         }
         if (rigs) {
-            rows.push_back(measure("game rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_game_rig(walk), settings));
-            rows.push_back(measure("stress rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_stress_rig(walk), settings));
+            rows.push_back(measure("game rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_game_rig(walk), settings, rtt_ticks));
+            rows.push_back(measure("stress rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_stress_rig(walk), settings, rtt_ticks));
         }
         print(rows);
         if (!json.empty()) write_json(json, rows);

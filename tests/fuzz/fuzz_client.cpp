@@ -79,7 +79,7 @@ std::vector<uint8_t> snapshot(uint32_t tick, uint8_t part, uint8_t parts, uint16
     EntryHeader h;
     h.id = id, h.mode = (base ? 1u : 0u) | (split ? kModePart : 0u), h.first = range.first, h.count = range.count;
     h.base_age = base_age, h.base_context = base != nullptr;
-    std::vector<uint8_t> out{uint8_t(tick), uint8_t(tick >> 8), uint8_t(tick >> 16), uint8_t(tick >> 24), part, parts, kSnapshotFormat};
+    std::vector<uint8_t> out{uint8_t(tick), uint8_t(tick >> 8), uint8_t(tick >> 16), uint8_t(tick >> 24), part, parts};
     put_entry_header(out, h, coded.size(), true);
     out.insert(out.end(), coded.begin(), coded.end());
     return out;

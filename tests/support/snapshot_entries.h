@@ -19,9 +19,8 @@ struct PayloadEntry {
 
 inline std::vector<PayloadEntry> payload_entries(std::span<const uint8_t> data) {
     std::vector<PayloadEntry> out;
-    if (data.empty() || data[0] != kSnapshotFormat) return out;
     EntryHeader h;
-    for (size_t pos = 1; pos < data.size() && read_entry_header(data, pos, h) == SnapshotError::None;)
+    for (size_t pos = 0; pos < data.size() && read_entry_header(data, pos, h) == SnapshotError::None;)
         out.push_back({uint16_t(h.id), h.mode, size_t(h.bytes.data() - data.data()), h.bytes.size()});
     return out;
 }

@@ -233,9 +233,8 @@ SnapshotError SnapshotDecoder::decode(uint32_t tick, std::span<const uint8_t> da
                                       std::vector<DecodedCharacter>& out, std::vector<RefusedCharacter>* refused) {
     out.clear();
     if (refused) refused->clear();
-    if (data.empty() || data[0] != kSnapshotFormat) return SnapshotError::BadFormat;
     SnapshotError first_error = SnapshotError::None;
-    size_t pos = 1;
+    size_t pos = 0;
     for (uint32_t i = 0; pos < data.size(); ++i) {
         if (i == kMaxEntries) return SnapshotError::BadFormat;
         EntryHeader h;

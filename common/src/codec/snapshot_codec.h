@@ -4,8 +4,8 @@
 // server's: server/src/net/snapshot_builder.h.
 //
 // Payload of one datagram (the opaque bytes a Snapshot message carries; the tick travels beside
-// it), decodable on its own given the receiver's history:
-//   u8 format (kSnapshotFormat)
+// it), decodable on its own given the receiver's history. Its format (8) has no byte of its own:
+// the datagram header's protocol version (12) names it.
 //   entries to the end of the payload (at most kMaxEntries), each:
 //                  varint id, u8 mode (bits 0-1: 0 full, 1 delta, 2 delta with a level of detail,
 //                  3 a flags byte follows; bit 2: the delta's context is the state its baseline
@@ -42,7 +42,6 @@
 
 namespace ks {
 
-constexpr uint8_t kSnapshotFormat = 8;  // 8: a delta's angular velocities predicted as a share of the baseline's, chosen per payload; 7: the last entry's length and a context that is the baseline's own baseline implied; 6: no entry count, short baseline ages in the mode byte; 5: per-component residual scales; 4: look-ahead entries; 3: characters in parts; 2: a 16-bit state check per character
 // EntryHeader::mode: the kind (kModeMask: 0 full, 1 delta, 2 delta with a level of detail) and
 // the part and look-ahead bits. On the wire those two ride in a flags byte (kModeFlagsFollow).
 constexpr uint8_t kModeMask = 0x3, kModePart = 0x4, kModeAhead = 0x8;

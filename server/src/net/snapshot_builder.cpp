@@ -252,14 +252,13 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         const int hold = hold_depth && pressed ? hold_depth(u.c->id) : -1;
         const Coded coded = code(tick, u, pu, history, prec, cache, hold);
         const std::vector<uint8_t>& framed = coded.bytes().framed;
-        const size_t header = 1;  // a new datagram's payload format byte
-        if (framed.size() + header > cfg_.max_payload_bytes) {
+        if (framed.size() > cfg_.max_payload_bytes) {
             ++stats_.unsent[size_t(Unsent::TooLarge)];
             report(u.c->id, Unsent::TooLarge, framed.size(), u.joints.count);
             continue;
         }
         const bool opens_datagram = parts.empty() || parts.back().data.size() + framed.size() > cfg_.max_payload_bytes;
-        const double cost = double(framed.size() + (opens_datagram ? header + cfg_.datagram_overhead_bytes : 0));
+        const double cost = double(framed.size() + (opens_datagram ? cfg_.datagram_overhead_bytes : 0));
         if (cost > budget) {
             ++stats_.characters_skipped;
             // Stays unsent; its accumulator keeps growing. Once a few in a row do not fit, the
@@ -270,7 +269,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         }
         skipped_in_row = 0;
         if (opens_datagram) {
-            parts.push_back({tick, {kSnapshotFormat}, {}});
+            parts.push_back({tick, {}, {}});
             last_entries.emplace_back();
         }
         SnapshotPart& part = parts.back();
