@@ -392,12 +392,7 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
     };
     int32_t pa[3];  // the angular velocity predicted, and as rad/s
     for (int k = 0; k < 3; ++k) pa[k] = predict_angular(bq.ang[k], angular_level);
-    vec3 wp = wb;
-    if (angular_level != 0 && !was_still) {
-        QJoint pq = bq;
-        std::copy(pa, pa + 3, pq.ang);
-        wp = dequantize_angular(pq, p);
-    }
+    const vec3 wp = angular_level == 0 ? wb : vec3{float(pa[0]), float(pa[1]), float(pa[2])} * p.ang_step;  // as dequantize_angular
     float pz = kPStillStays;
     if (!was_still) {
         d = delta_scales(b, j, p, wb, ad);
