@@ -172,7 +172,9 @@ float grid_mix(const GridMix& m, float x1, float x2, float x3 = 1.0f) {
     const int32_t i = m.c + m.w1 * laplace_bucket(x1) + m.w2 * laplace_bucket(x2) + m.w3 * laplace_bucket(x3);
     return laplace_bucket_sigma((i + 32) >> 6);
 }
-// Fitted on the walk clip's residuals (log |residual| regressed on the logs of the features).
+// Fitted on the walk clip's residuals (log |residual| regressed on the logs of the features); the
+// angular mix's split between the baseline's and the context's angular velocity then chosen by the
+// bits of kinesync-tool codec on the shared clips.
 constexpr GridMix kAngularMix{447, 19, 20, 20};   // acceleration, angular velocity, the context's angular velocity
 constexpr GridMix kRotationMix{1342, 10, 8, 20};  // acceleration, angular velocity, angular-velocity residual
 
