@@ -172,10 +172,8 @@ float grid_mix(const GridMix& m, float x1, float x2, float x3 = 1.0f) {
     const int32_t i = m.c + m.w1 * laplace_bucket(x1) + m.w2 * laplace_bucket(x2) + m.w3 * laplace_bucket(x3);
     return laplace_bucket_sigma((i + 32) >> 6);
 }
-// Fitted on the walk clip's residuals (log |residual| regressed on the logs of the features); the
-// angular mix's split between the baseline's and the context's angular velocity then chosen by the
-// bits of kinesync-tool codec on the shared clips.
-constexpr GridMix kAngularMix{447, 19, 20, 20};   // acceleration, angular velocity, the context's angular velocity
+// Fitted on the walk clip's residuals (log |residual| regressed on the logs of the features).
+constexpr GridMix kAngularMix{447, 19, 35, 0};    // acceleration, angular velocity
 constexpr GridMix kRotationMix{1342, 10, 8, 20};  // acceleration, angular velocity, angular-velocity residual
 
 // The Laplace scales a joint's residuals are coded with, per component for the angular velocity
@@ -207,8 +205,7 @@ DeltaScales delta_scales(const CharacterBaseline& b, size_t j, const JointPrecis
     const float accs[3] = {acc.x, acc.y, acc.z}, ws[3] = {wb.x, wb.y, wb.z};
     for (int k = 0; k < 3; ++k) {
         d.acc[k] = std::fabs(accs[k]), d.spd[k] = std::fabs(ws[k]);
-        const float ctx_spd = have_ctx ? std::fabs(float(b.context->joints[j].ang[k])) : d.spd[k] / p.ang_step;
-        d.sw[k] = grid_mix(kAngularMix, 0.3f + d.acc[k] * dt / p.ang_step, 0.3f + d.spd[k] / p.ang_step, 0.3f + ctx_spd) * ad.aw.factor;
+        d.sw[k] = grid_mix(kAngularMix, 0.3f + d.acc[k] * dt / p.ang_step, 0.3f + d.spd[k] / p.ang_step) * ad.aw.factor;
         d.mw[k] = laplace_model(d.sw[k]);
     }
     // Positions: the same idea with the baseline's linear acceleration (root and animated joints).

@@ -6,8 +6,8 @@
 // Laplace model whose scale comes from what both ends already know:
 //  - angular velocity: predicted as a share of the baseline's (all, 3/4, 3/8 or none: the
 //    encoder chooses per payload, 2 bits); residual scale per component from the baseline's
-//    angular acceleration (baseline vs its own reference state) times the baseline's age, the
-//    baseline's angular velocity and the reference state's;
+//    angular acceleration (baseline vs its own reference state) times the baseline's age and
+//    from the baseline's angular velocity;
 //  - rotation: predicted by integrating the mean of the baseline's and the (already decoded)
 //    current angular velocity over the age (trapezoidal rule), expressed in the current chart of
 //    the smallest-three code; residual scale per component from acceleration x age^2, angular
