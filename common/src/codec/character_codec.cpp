@@ -276,12 +276,13 @@ int choose_angular_level(const QCharacter& c, const CharacterBaseline& b, const 
 }
 
 // Is everything exactly as predicted? Only meaningful when encoding (the decoder reads the bit).
-bool predicted_exactly(const QJoint& q, const BaseValues& base, const JointPrecision& p, const SkeletonPrecision& prec, vec3 wb, vec3 wp,
+bool predicted_exactly(const QJoint& q, const BaseValues& base, const JointPrecision& p, const SkeletonPrecision& prec, vec3 wb,
                        const int32_t pa[3], float dt) {
     const QJoint& bq = base.bq;
     bool same = std::equal(std::begin(q.ang), std::end(q.ang), pa);
     if (same) {
         int32_t idx[3];
+        const vec3 wp = vec3{float(pa[0]), float(pa[1]), float(pa[2])} * p.ang_step;  // as dequantize_angular
         const int lp = predict_rotation(bq, p, wb, wp, dt, idx);
         same = q.largest == lp && q.rot[0] == idx[0] && q.rot[1] == idx[1] && q.rot[2] == idx[2];
     }
@@ -389,9 +390,8 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
             mr[k] = laplace_model(sr_k[k] * ad.ar.factor);
         }
     };
-    int32_t pa[3];  // the angular velocity predicted, and as rad/s
+    int32_t pa[3];  // the angular velocity predicted
     for (int k = 0; k < 3; ++k) pa[k] = predict_angular(bq.ang[k], angular_level);
-    const vec3 wp = angular_level == 0 ? wb : vec3{float(pa[0]), float(pa[1]), float(pa[2])} * p.ang_step;  // as dequantize_angular
     float pz = kPStillStays;
     if (!was_still) {
         d = delta_scales(b, j, p, wb, ad);
@@ -403,7 +403,7 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
         const double pz_rot = p_zero(d.mw) * p_zero(mr);
         pz = float(q.moved ? pz_rot * p_zero(pv) : pz_rot);
     }
-    const bool exact = IO::kEncodes && predicted_exactly(q, base, p, prec, wb, wp, pa, dt);
+    const bool exact = IO::kEncodes && predicted_exactly(q, base, p, prec, wb, pa, dt);
     const bool unchanged = io.bit(exact ? 0 : 1, to_p0(pz)) == 0;
     if (was_still && !unchanged) d = delta_scales(b, j, p, wb, ad);
     io.set_category(CodingCost::kAngular);
