@@ -3,9 +3,12 @@
 // finite difference of its own output (the same 1e-3 tolerances as every op's FD test).
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <kinesync/common/anim/ops_blend.h>
 #include <kinesync/common/anim/ops_dead_blend.h>
 #include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/ops_inertialize.h>
 #include <kinesync/common/anim/ops_sample.h>
 #include "common/src/anim/ops_simd.h"
 #include "tests/support/clips.h"
@@ -201,5 +204,88 @@ TEST(OpsSimd, ExtrapolationAndBlendViaAtEveryLevelMatchScalarAndFiniteDifference
         }
         we.expect_within(std::string(simd_level_name(level)) + " extrapolate_decayed");
         wb.expect_within(std::string(simd_level_name(level)) + " dead_blending");
+    }
+}
+
+namespace {
+// Worst relative difference of an offset's channels (the rotation as a rotation vector).
+double offset_difference(const PoseOffset& ref, const PoseOffset& got) {
+    double worst = 0;
+    for (auto ch : {&PoseOffset::pos, &PoseOffset::vel, &PoseOffset::rot, &PoseOffset::ang, &PoseOffset::scl, &PoseOffset::svl})
+        for (size_t j = 0; j < (ref.*ch).size(); ++j)
+            worst = std::max(worst, double(length((ref.*ch)[j] - (got.*ch)[j]) / (1.0f + length((ref.*ch)[j]))));
+    return worst;
+}
+bool same_bits(vec3 a, vec3 b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(quat a, quat b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+}  // namespace
+
+TEST(OpsSimd, SpringOffsetAtEveryLevelMatchesScalarAndFiniteDifference) {
+    // The client's corrections: op_offset_capture, op_offset_decay (per-joint frequencies, the
+    // position's its own) and op_offset_apply / _values. Joints 1 and 2 of each trial are settled
+    // (the same rotation, scale and their rates on both sides): their offset is exactly zero and the
+    // output exactly its input at every level, as the scalar shortcuts give.
+    for (SimdLevel level : simd_levels()) {
+        LevelGuard g;
+        Rng rng(44);
+        Worst wa, wv;
+        double capture = 0, decay = 0;
+        for (int trial = 0; trial < 40; ++trial) {
+            const int n = 19 + trial % 6;
+            Pose src = random_pose(n, rng), dst = random_pose(n, rng);
+            for (size_t j : {1, 2}) src.rot[j] = dst.rot[j], src.ang[j] = dst.ang[j], src.scl[j] = dst.scl[j], src.svl[j] = dst.svl[j];
+            std::vector<float> omega(size_t(n), 20.0f), omega_pos(size_t(n), 20.0f);
+            for (size_t j = 0; j < size_t(n); j += 3) omega[j] = rng.uniform(2.0f, 40.0f), omega_pos[j] = rng.uniform(2.0f, 40.0f);
+            PoseOffset ref, got;
+            ref.resize(size_t(n)), got.resize(size_t(n));
+            set_simd_level(SimdLevel::Scalar);
+            op_offset_capture(ref, src, dst);
+            set_simd_level(level);
+            op_offset_capture(got, src, dst);
+            capture = std::max(capture, offset_difference(ref, got));
+            for (size_t j : {1, 2}) {
+                ASSERT_TRUE(same_bits(got.rot[j], vec3{}) && same_bits(got.ang[j], vec3{}) && same_bits(got.scl[j], vec3{}))
+                    << simd_level_name(level) << " trial " << trial << " joint " << j;
+            }
+            got = ref;
+            set_simd_level(SimdLevel::Scalar);
+            op_offset_decay(ref, omega, 0.8f, 1.0f / 60, omega_pos);
+            set_simd_level(level);
+            op_offset_decay(got, omega, 0.8f, 1.0f / 60, omega_pos);
+            decay = std::max(decay, offset_difference(ref, got));
+            got = ref;
+            Pose out_ref(n), out_got(n);
+            set_simd_level(SimdLevel::Scalar);
+            op_offset_apply(out_ref, ref, dst);
+            set_simd_level(level);
+            op_offset_apply(out_got, got, dst);
+            wa.add(out_ref, out_got, true);
+            for (size_t j : {1, 2})
+                ASSERT_TRUE(same_bits(out_got.rot[j], dst.rot[j]) && same_bits(out_got.ang[j], dst.ang[j]) &&
+                            same_bits(out_got.scl[j], dst.scl[j]))
+                    << simd_level_name(level) << " trial " << trial << " joint " << j;
+            set_simd_level(SimdLevel::Scalar);
+            op_offset_apply_values(out_ref, ref, dst);
+            set_simd_level(level);
+            op_offset_apply_values(out_got, got, dst);
+            wv.add(out_ref, out_got, false);
+            if (trial % 5) continue;
+            PoseOffset captured;
+            captured.resize(size_t(n));
+            op_offset_capture(captured, src, dst);
+            expect_velocities_match_fd(std::string(simd_level_name(level)) + " offset spring", [&](float t, Pose& out) {
+                Pose in(n);
+                op_integrate(in, dst, 0.05f + t);
+                PoseOffset off = captured;
+                op_offset_decay(off, omega, 0.8f, 0.05f + t, omega_pos);
+                op_offset_apply(out, off, in);
+            }, n);
+        }
+        // The offset's channels within the rounding of the polynomial atan2, exp and log.
+        EXPECT_LT(capture, 4e-6) << simd_level_name(level);
+        EXPECT_LT(decay, 1e-6) << simd_level_name(level);
+        record_figure(std::string("simd vs scalar offset capture ") + simd_level_name(level), capture);
+        wa.expect_within(std::string(simd_level_name(level)) + " offset_apply");
+        wv.expect_within(std::string(simd_level_name(level)) + " offset_apply_values");
     }
 }

@@ -6,6 +6,7 @@
 #include <kinesync/common/anim/ops_blend.h>
 #include <kinesync/common/anim/ops_dead_blend.h>
 #include <kinesync/common/anim/ops_inertialize.h>
+#include "common/src/anim/ops_simd.h"
 #include "common/src/math/derivatives.h"
 
 namespace ks {
@@ -73,6 +74,7 @@ CharacterReconstructor::CharacterReconstructor(const Skeleton& skeleton, const R
     bone_.assign(size_t(n), 0.0f);
     for (int j = 1; j < n; ++j) bone_[size_t(j)] = length(skeleton.offsets[size_t(j)]);
     cum_x_.assign(size_t(n), 0.0f);
+    lengths_.assign(4 * size_t(n), 0.0f);
     cum_v_.assign(size_t(n), 0.0f);
     turn_x_.assign(size_t(n), 0.0f);
     turn_v_.assign(size_t(n), 0.0f);
@@ -124,10 +126,16 @@ void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t e
     changes_ += std::erase_if(snaps_, [&](const Snap& s) { return older(s.plan, newest_plan_) && s.t > newest_plan_from_; });
     auto it = std::lower_bound(snaps_.begin(), snaps_.end(), t, [](const Snap& s, double v) { return s.t < v; });
     if (it != snaps_.end() && it->t == t) return;  // a duplicate
-    snaps_.insert(it, Snap{t, epoch, pose, plan, from});
+    // The pose is copied into the storage of one dropped from the history (no allocation).
+    Pose kept = std::move(spare_pose_);
+    kept = pose;
+    snaps_.insert(it, Snap{t, epoch, std::move(kept), plan, from});
     ++changes_;
     // Keep about a second of history (the interpolating strategies look back 100 ms).
-    while (snaps_.size() > 2 && snaps_.back().t - snaps_.front().t > 1.0) snaps_.pop_front();
+    while (snaps_.size() > 2 && snaps_.back().t - snaps_.front().t > 1.0) {
+        spare_pose_ = std::move(snaps_.front().pose);
+        snaps_.pop_front();
+    }
 }
 
 void CharacterReconstructor::extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife) {
@@ -290,18 +298,26 @@ void CharacterReconstructor::limit_correction_frequencies() {
     const size_t n = offset_.pos.size();
     auto solve = [&](float x, float v, float budget, float w0) {
         // w^2 x + 2 zeta w v = budget, solved for w > 0; a floor, or a large velocity offset
-        // decaying too slowly drifts far before it turns.
+        // decaying too slowly drifts far before it turns. Most joints' corrections are small
+        // enough for w0 itself (the root lies above it), and need no square root.
+        if (w0 * w0 * x + 2 * zeta * w0 * v <= budget) return w0;
         const float w = x > 0 ? (-zeta * v + std::sqrt(zeta * zeta * v * v + budget * x)) / x : v > 0 ? budget / (2 * zeta * v) : w0;
         return std::clamp(w, cfg_.correction_min_ratio * w0, w0);
     };
+    // The offsets' sizes first, all at once (SIMD square roots), then the sums down the chain.
+    float* const len[4] = {lengths_.data(), lengths_.data() + n, lengths_.data() + 2 * n, lengths_.data() + 3 * n};
+    simd_lengths(offset_.pos.data(), len[0], n);
+    simd_lengths(offset_.vel.data(), len[1], n);
+    simd_lengths(offset_.rot.data(), len[2], n);
+    simd_lengths(offset_.ang.data(), len[3], n);
     for (size_t j = 0; j < n; ++j) {
         const int p = skeleton_.parents[j];
-        cum_x_[j] = p >= 0 ? m * length(offset_.pos[j]) : 0.0f;
-        cum_v_[j] = p >= 0 ? m * length(offset_.vel[j]) : 0.0f;
+        cum_x_[j] = p >= 0 ? m * len[0][j] : 0.0f;
+        cum_v_[j] = p >= 0 ? m * len[1][j] : 0.0f;
         if (p >= 0) {
             // Every rotation above the bone swings it: the bone adds its length times their sum.
-            turn_x_[j] = turn_x_[size_t(p)] + length(offset_.rot[size_t(p)]);
-            turn_v_[j] = turn_v_[size_t(p)] + length(offset_.ang[size_t(p)]);
+            turn_x_[j] = turn_x_[size_t(p)] + len[2][size_t(p)];
+            turn_v_[j] = turn_v_[size_t(p)] + len[3][size_t(p)];
             cum_x_[j] += cum_x_[size_t(p)] + m * bone_[j] * turn_x_[j];
             cum_v_[j] += cum_v_[size_t(p)] + m * bone_[j] * turn_v_[j];
         } else {
@@ -316,7 +332,7 @@ void CharacterReconstructor::limit_correction_frequencies() {
     for (size_t j = 0; j < n; ++j) omega_pos_[j] = omega_[j] = solve(cum_x_[j], cum_v_[j], a, w0);
     for (size_t j = 0; j < n; ++j)
         if (skeleton_.parents[j] < 0)
-            omega_pos_[j] = solve(m * length(offset_.pos[j]), m * length(offset_.vel[j]), root_a, 2.0f * kPi * cfg_.root_correction_f);
+            omega_pos_[j] = solve(m * len[0][j], m * len[1][j], root_a, 2.0f * kPi * cfg_.root_correction_f);
 }
 
 void CharacterReconstructor::render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt) {

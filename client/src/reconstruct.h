@@ -76,9 +76,11 @@ private:
     // deadblend+sod: the correction offset, its per-joint frequency, and the last render's time.
     PoseOffset offset_;
     std::vector<float> omega_, omega_pos_;
+    Pose spare_pose_;                    // storage of the last snapshot dropped from the history
     std::vector<float> bone_;            // per joint: rest-pose distance to its parent (units)
     std::vector<float> cum_x_, cum_v_;   // scratch: correction sizes accumulated down the chain
     std::vector<float> turn_x_, turn_v_;  // scratch: rotation offsets summed down the chain
+    std::vector<float> lengths_;          // scratch: |pos|, |vel|, |rot|, |ang| of the offset, n each
     float metres_per_unit_ = 1.0f;
     double last_now_ = 0.0;
 };

@@ -1,6 +1,7 @@
 #include <kinesync/common/anim/ops_inertialize.h>
 
 #include "common/src/anim/op_checks.h"
+#include "common/src/anim/ops_simd.h"
 
 #include <kinesync/common/dynamics/springs.h>
 
@@ -10,6 +11,12 @@ namespace ks {
 
 namespace {
 bool is_zero(vec3 v) { return v.x == 0.0f && v.y == 0.0f && v.z == 0.0f; }
+PoseIn pose_in(const Pose& p) { return {p.pos.data(), p.vel.data(), p.rot.data(), p.ang.data(), p.scl.data(), p.svl.data()}; }
+PoseOut pose_out(Pose& p) { return {p.pos.data(), p.vel.data(), p.rot.data(), p.ang.data(), p.scl.data(), p.svl.data()}; }
+OffsetIO offset_io(const PoseOffset& o) {  // the kernels that only read it take it as const
+    auto* m = const_cast<PoseOffset*>(&o);
+    return {m->pos.data(), m->vel.data(), m->rot.data(), m->ang.data(), m->scl.data(), m->svl.data()};
+}
 bool same(vec3 a, vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
 bool same(quat a, quat b) { return a.w == b.w && a.x == b.x && a.y == b.y && a.z == b.z; }
 }  // namespace
@@ -104,6 +111,10 @@ void PoseOffset::clear() {
 
 void op_offset_capture(PoseOffset& offset, const Pose& src, const Pose& dst) {
     detail::check_offset(__func__, offset, detail::check_poses(__func__, {{"src", &src}, {"dst", &dst}}));
+    if (const SimdOps* simd = simd_ops()) {
+        simd_offset_capture(*simd, OffsetCaptureBlockArgs{pose_in(src), pose_in(dst), offset_io(offset)}, size_t(src.size()));
+        return;
+    }
     for (size_t i = 0; i < size_t(src.size()); ++i) {
         offset.pos[i] = src.pos[i] - dst.pos[i];
         offset.vel[i] = src.vel[i] - dst.vel[i];
@@ -135,8 +146,29 @@ void op_offset_decay(PoseOffset& offset, Span<const float> omega, float zeta, fl
     float last_omega = 0.0f;
     DampedStep s{};
     bool have = false;
-    for (size_t i = 0; i < offset.pos.size(); ++i) {
+    auto step_of = [&](size_t i) {
         if (!have || omega[i] != last_omega) s = damped_decay_step(last_omega = omega[i], zeta, dt), have = true;
+        return s;
+    };
+    if (const SimdOps* simd = simd_ops()) {
+        // Runs of joints with the same steps, each channel's floats in a row.
+        auto floats = [](std::vector<vec3>& ch, size_t i) { return &ch[i].x; };
+        for (size_t i = 0; i < size_t(n);) {
+            const bool own_pos = !omega_pos.empty() && omega_pos[i] != omega[i];
+            const DampedStep r = step_of(i), p = own_pos ? damped_decay_step(omega_pos[i], zeta, dt) : r;
+            size_t end = i + 1;  // a joint with a position frequency of its own is a run of one
+            while (!own_pos && end < size_t(n) && omega[end] == omega[i] && (omega_pos.empty() || omega_pos[end] == omega[end])) ++end;
+            const float ps[4] = {p.xx, p.xv, p.vx, p.vv}, rs[4] = {r.xx, r.xv, r.vx, r.vv};
+            const size_t m = 3 * (end - i);
+            simd_decay_flat(*simd, floats(offset.pos, i), floats(offset.vel, i), m, ps);
+            simd_decay_flat(*simd, floats(offset.rot, i), floats(offset.ang, i), m, rs);
+            simd_decay_flat(*simd, floats(offset.scl, i), floats(offset.svl, i), m, rs);
+            i = end;
+        }
+        return;
+    }
+    for (size_t i = 0; i < offset.pos.size(); ++i) {
+        step_of(i);
         step(omega_pos.empty() || omega_pos[i] == omega[i] ? s : damped_decay_step(omega_pos[i], zeta, dt), offset.pos[i],
              offset.vel[i]);
         step(s, offset.rot[i], offset.ang[i]);
@@ -146,6 +178,10 @@ void op_offset_decay(PoseOffset& offset, Span<const float> omega, float zeta, fl
 
 void op_offset_apply(Pose& out, const PoseOffset& offset, const Pose& input) {
     detail::check_offset(__func__, offset, detail::check_poses(__func__, {{"input", &input}, {"out", &out}}));
+    if (const SimdOps* simd = simd_ops()) {
+        simd_offset_apply(*simd, OffsetApplyBlockArgs{offset_io(offset), pose_in(input), pose_out(out)}, size_t(input.size()), true);
+        return;
+    }
     for (size_t i = 0; i < size_t(input.size()); ++i) {
         out.pos[i] = input.pos[i] + offset.pos[i];
         out.vel[i] = input.vel[i] + offset.vel[i];
@@ -166,6 +202,10 @@ void op_offset_apply(Pose& out, const PoseOffset& offset, const Pose& input) {
 
 void op_offset_apply_values(Pose& out, const PoseOffset& offset, const Pose& input) {
     detail::check_offset(__func__, offset, detail::check_poses(__func__, {{"input", &input}, {"out", &out}}));
+    if (const SimdOps* simd = simd_ops()) {
+        simd_offset_apply(*simd, OffsetApplyBlockArgs{offset_io(offset), pose_in(input), pose_out(out)}, size_t(input.size()), false);
+        return;
+    }
     for (size_t i = 0; i < size_t(input.size()); ++i) {
         out.pos[i] = input.pos[i] + offset.pos[i];
         out.rot[i] = quat_mul(quat_from_scaled_angle_axis(offset.rot[i]), input.rot[i]);

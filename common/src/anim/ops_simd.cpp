@@ -2,6 +2,7 @@
 
 #include "common/src/platform/cpu_features.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -203,6 +204,89 @@ void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t 
     copy_back(a.out_vel, vel, j, rem);
     copy_back(a.out_ang, ang, j, rem);
     copy_back(a.out_svl, svl, j, rem);
+}
+
+namespace {
+// Padded copies of a pose's and an offset's channels [first, first + count), and where a kernel
+// writes them.
+struct PoseInPad {
+    Pad<vec3> pos, vel, ang, scl, svl;
+    Pad<quat> rot;
+    PoseInPad(const PoseIn& p, size_t first, size_t count)
+        : pos(p.pos, first, count), vel(p.vel, first, count), ang(p.ang, first, count), scl(p.scl, first, count),
+          svl(p.svl, first, count), rot(p.rot, first, count) {}
+    PoseIn in() const { return {pos.v, vel.v, rot.v, ang.v, scl.v, svl.v}; }
+};
+struct OffsetPad {
+    vec3 ch[6][kMaxWidth];
+    OffsetPad() = default;
+    OffsetPad(const OffsetIO& o, size_t first, size_t count) {
+        const vec3* src[6] = {o.pos, o.vel, o.rot, o.ang, o.scl, o.svl};
+        for (int c = 0; c < 6; ++c) {
+            const Pad<vec3> p(src[c], first, count);
+            std::copy(p.v, p.v + kMaxWidth, ch[c]);
+        }
+    }
+    OffsetIO io() { return {ch[0], ch[1], ch[2], ch[3], ch[4], ch[5]}; }
+    void copy_to(const OffsetIO& o, size_t first, size_t count) const {
+        vec3* dst[6] = {o.pos, o.vel, o.rot, o.ang, o.scl, o.svl};
+        for (int c = 0; c < 6; ++c) copy_back(dst[c], ch[c], first, count);
+    }
+};
+// Runs the kernel pick(level) over whole blocks of the wide level, then the narrow one; returns
+// where the tail starts.
+template <class Args, class Pick>
+size_t whole_blocks(const SimdOps& ops, Pick pick, const Args& a, size_t n) {
+    size_t j = 0;
+    for (; j + size_t(ops.width) <= n; j += size_t(ops.width)) pick(ops)(a, j);
+    const SimdOps& narrow = tail_ops(ops);
+    for (; j + size_t(narrow.width) <= n; j += size_t(narrow.width)) pick(narrow)(a, j);
+    return j;
+}
+}  // namespace
+
+void simd_offset_capture(const SimdOps& ops, const OffsetCaptureBlockArgs& a, size_t n) {
+    const size_t j = whole_blocks(ops, [](const SimdOps& o) { return o.offset_capture; }, a, n);
+    if (j == n) return;
+    const PoseInPad src(a.src, j, n - j), dst(a.dst, j, n - j);
+    OffsetPad out;
+    tail_ops(ops).offset_capture(OffsetCaptureBlockArgs{src.in(), dst.in(), out.io()}, 0);
+    out.copy_to(a.out, j, n - j);
+}
+
+void simd_decay_flat(const SimdOps& ops, float* x, float* v, size_t n, const float step[4]) {
+    const size_t whole = n - n % size_t(ops.width);
+    ops.decay_flat(x, v, whole, step);
+    for (size_t i = whole; i < n; ++i) {
+        const float x0 = x[i], v0 = v[i];
+        x[i] = x0 * step[0] + v0 * step[1];
+        v[i] = x0 * step[2] + v0 * step[3];
+    }
+}
+
+void simd_lengths(const vec3* v, float* out, size_t n) {
+    const SimdOps* ops = simd_ops();
+    const size_t whole = ops ? n - n % size_t(ops->width) : 0;
+    if (ops) ops->lengths(v, out, whole);
+    for (size_t i = whole; i < n; ++i) out[i] = length(v[i]);
+}
+
+void simd_offset_apply(const SimdOps& ops, const OffsetApplyBlockArgs& a, size_t n, bool velocities) {
+    const size_t j = whole_blocks(ops, [velocities](const SimdOps& o) { return o.offset_apply[velocities]; }, a, n);
+    if (j == n) return;
+    const size_t rem = n - j;
+    OffsetPad off(a.offset, j, rem);
+    const PoseInPad in(a.input, j, rem);
+    vec3 pos[kMaxWidth], vel[kMaxWidth], ang[kMaxWidth], scl[kMaxWidth], svl[kMaxWidth];
+    quat rot[kMaxWidth];
+    tail_ops(ops).offset_apply[velocities](OffsetApplyBlockArgs{off.io(), in.in(), PoseOut{pos, vel, rot, ang, scl, svl}}, 0);
+    copy_back(a.out.pos, pos, j, rem);
+    copy_back(a.out.rot, rot, j, rem);
+    copy_back(a.out.scl, scl, j, rem);
+    if (!velocities) return;
+    copy_back(a.out.vel, vel, j, rem);
+    copy_back(a.out.ang, ang, j, rem);
+    copy_back(a.out.svl, svl, j, rem);
 }
 
 }  // namespace ks

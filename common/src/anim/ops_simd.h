@@ -1,7 +1,8 @@
 #pragma once
 // SIMD dispatch of the hot animation ops. op_sample_cubic / op_sample_cubic_values with a
-// SampleCache, op_blend / op_blend_values / op_blend_via and op_extrapolate_decayed (so the
-// client's dead blending) run blocks of joints through SIMD kernels
+// SampleCache, op_blend / op_blend_values / op_blend_via, op_extrapolate_decayed (so the
+// client's dead blending) and the spring offset's op_offset_capture / op_offset_decay /
+// op_offset_apply (the client's corrections) run blocks of joints through SIMD kernels
 // (common/src/anim/simd_kernels.h): on x86-64 SSE2 4-wide (the baseline) or AVX2 8-wide, the best
 // the CPU has, chosen at run time; on AArch64 NEON 4-wide (always present); every joint on other
 // CPUs takes the scalar path, which stays the reference. KS_SIMD=scalar|sse2|avx2|neon in the
@@ -53,11 +54,40 @@ struct ExtrapolateBlockArgs {
     vec3 *out_ang, *out_scl, *out_svl;
 };
 
+// A pose's channels, read (PoseIn) or written (PoseOut), and a PoseOffset's (rotation vectors).
+struct PoseIn {
+    const vec3 *pos, *vel;
+    const quat* rot;
+    const vec3 *ang, *scl, *svl;
+};
+struct PoseOut {
+    vec3 *pos, *vel;
+    quat* rot;
+    vec3 *ang, *scl, *svl;
+};
+struct OffsetIO {
+    vec3 *pos, *vel, *rot, *ang, *scl, *svl;
+};
+
+struct OffsetCaptureBlockArgs {
+    PoseIn src, dst;
+    OffsetIO out;
+};
+struct OffsetApplyBlockArgs {
+    OffsetIO offset;  // only read
+    PoseIn input;
+    PoseOut out;
+};
+
 struct SimdOps {
     int width;  // joints per block
     void (*cubic[2])(const CubicBlockArgs&, size_t first_joint);  // [0] values only, [1] with velocities
     void (*blend[2])(const BlendBlockArgs&, size_t first_joint);
     void (*extrapolate[2])(const ExtrapolateBlockArgs&, size_t first_joint);
+    void (*offset_capture)(const OffsetCaptureBlockArgs&, size_t first_joint);
+    void (*decay_flat)(float* x, float* v, size_t n, const float* step);  // n a multiple of width; see simd_decay_flat
+    void (*lengths)(const vec3* v, float* out, size_t n);                 // n a multiple of width; see simd_lengths
+    void (*offset_apply[2])(const OffsetApplyBlockArgs&, size_t first_joint);
 };
 // The kernels of the current level (nullptr: scalar).
 const SimdOps* simd_ops();
@@ -67,5 +97,11 @@ const SimdOps* simd_ops();
 void simd_sample_cubic(const SimdOps& ops, const CubicBlockArgs& a, size_t n, bool velocities);
 void simd_blend(const SimdOps& ops, const BlendBlockArgs& a, size_t n, bool velocities);
 void simd_extrapolate(const SimdOps& ops, const ExtrapolateBlockArgs& a, size_t n, bool velocities);
+void simd_offset_capture(const SimdOps& ops, const OffsetCaptureBlockArgs& a, size_t n);
+// x, v <- the damped step (xx, xv, vx, vv) of n floats each: whole vectors, then the rest one by one.
+void simd_decay_flat(const SimdOps& ops, float* x, float* v, size_t n, const float step[4]);
+// out[i] = length(v[i]) for i < n, at the current level (whole blocks, then the rest one by one).
+void simd_lengths(const vec3* v, float* out, size_t n);
+void simd_offset_apply(const SimdOps& ops, const OffsetApplyBlockArgs& a, size_t n, bool velocities);
 
 }  // namespace ks

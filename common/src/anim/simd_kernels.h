@@ -177,6 +177,24 @@ inline void zero3(vec3* p) {
     for (int k = 0; k < 3; ++k) V(0.0f).store(f + k * V::N);
 }
 
+// V::N packed vec3s as three registers of consecutive floats (x y z x y z ...), no (de)interleaving:
+// for channels whose arithmetic is the same on every component.
+template <class V>
+struct Flat {
+    V r[3];
+    static Flat load(const vec3* p) {
+        const float* f = &p->x;
+        return {{V::load(f), V::load(f + V::N), V::load(f + 2 * V::N)}};
+    }
+    void store(vec3* p) const {
+        float* f = &p->x;
+        for (int k = 0; k < 3; ++k) r[k].store(f + k * V::N);
+    }
+    template <class F>
+    Flat map(F f) const { return {{f(r[0], 0), f(r[1], 1), f(r[2], 2)}}; }
+    bool any_nonzero() const { return any((r[0] != V(0.0f)) | (r[1] != V(0.0f)) | (r[2] != V(0.0f))); }
+};
+
 // Cache rows (x, y, z, c per joint, consecutive joints); nullptr: zeros (and c = 1/12).
 template <class V>
 inline void load_rows(const float* rows, V3<V>& u, V& c) {
@@ -349,24 +367,129 @@ void blend_block(const BlendBlockArgs& a, size_t j) {
     }
 }
 
-// op_extrapolate_decayed over a block.
+// op_extrapolate_decayed over a block: everything but the rotation component by component.
 template <class V, bool kVelocities>
 void extrapolate_block(const ExtrapolateBlockArgs& a, size_t j) {
     const V al(a.alpha), decay(a.decay);
-    const V3<V> p = load3<V>(a.pos + j), v = load3<V>(a.vel + j), w = load3<V>(a.ang + j), s = load3<V>(a.scl + j),
-                sv = load3<V>(a.svl + j);
-    const Q<V> r = loadq<V>(a.rot + j);
-    store3<V>(a.out_pos + j, p + v * al);
+    const Flat<V> p = Flat<V>::load(a.pos + j), v = Flat<V>::load(a.vel + j), s = Flat<V>::load(a.scl + j),
+                  sv = Flat<V>::load(a.svl + j);
+    p.map([&](V x, int k) { return x + v.r[k] * al; }).store(a.out_pos + j);
+    if (sv.any_nonzero()) s.map([&](V x, int k) { return x * exp(sv.r[k] * al); }).store(a.out_scl + j);
+    else s.store(a.out_scl + j);
+    const V3<V> w = load3<V>(a.ang + j);
     V3<V> unused;
-    storeq<V>(a.out_rot + j, qmul(exp_and_jacobian<V, false>(w * al, w, unused), r));
-    const V moving = (sv.x != V(0.0f)) | (sv.y != V(0.0f)) | (sv.z != V(0.0f));
-    if (any(moving)) store3<V>(a.out_scl + j, V3<V>{s.x * exp(sv.x * al), s.y * exp(sv.y * al), s.z * exp(sv.z * al)});
-    else store3<V>(a.out_scl + j, s);
+    storeq<V>(a.out_rot + j, qmul(exp_and_jacobian<V, false>(w * al, w, unused), loadq<V>(a.rot + j)));
     // Along a fixed axis J_l is the identity: the rates just decay.
     if constexpr (kVelocities) {
-        store3<V>(a.out_vel + j, v * decay);
-        store3<V>(a.out_ang + j, w * decay);
-        store3<V>(a.out_svl + j, sv * decay);
+        auto decayed = [&](V x, int) { return x * decay; };
+        v.map(decayed).store(a.out_vel + j);
+        Flat<V>::load(a.ang + j).map(decayed).store(a.out_ang + j);
+        sv.map(decayed).store(a.out_svl + j);
+    }
+}
+
+// The spring offset (ops_inertialize.cpp) over a block. Joints whose rotation, rate or scale
+// offsets are exactly zero get exactly what the scalar ops' shortcuts give them (masks, not the
+// formulas' rounding), so a settled joint shows its input bit for bit at every level.
+template <class V>
+inline V differs3(V3<V> a, V3<V> b) { return (a.x != b.x) | (a.y != b.y) | (a.z != b.z); }
+template <class V>
+inline V3<V> masked(V3<V> a, V m) { return {a.x & m, a.y & m, a.z & m}; }
+template <class V>
+inline V3<V> select3(V m, V3<V> a, V3<V> b) { return {select(m, a.x, b.x), select(m, a.y, b.y), select(m, a.z, b.z)}; }
+
+template <class V>
+void offset_capture_block(const OffsetCaptureBlockArgs& a, size_t j) {
+    auto minus = [](const vec3* x, const vec3* y, size_t j) {
+        const Flat<V> fy = Flat<V>::load(y + j);
+        return Flat<V>::load(x + j).map([&](V u, int k) { return u - fy.r[k]; });
+    };
+    minus(a.src.pos, a.dst.pos, j).store(a.out.pos + j);
+    minus(a.src.vel, a.dst.vel, j).store(a.out.vel + j);
+    minus(a.src.svl, a.dst.svl, j).store(a.out.svl + j);
+    const Flat<V> ss = Flat<V>::load(a.src.scl + j), ds = Flat<V>::load(a.dst.scl + j);
+    const V differ[3] = {ss.r[0] != ds.r[0], ss.r[1] != ds.r[1], ss.r[2] != ds.r[2]};
+    if (any(differ[0] | differ[1] | differ[2])) ss.map([&](V u, int k) { return differ[k] & log(u / ds.r[k]); }).store(a.out.scl + j);
+    else Flat<V>{{V(0.0f), V(0.0f), V(0.0f)}}.store(a.out.scl + j);  // what log 1 gives, where they are equal
+    const Q<V> sq = loadq<V>(a.src.rot + j), dq = loadq<V>(a.dst.rot + j);
+    const V3<V> sw = load3<V>(a.src.ang + j), dw = load3<V>(a.dst.ang + j);
+    const V turned = (sq.w != dq.w) | differs3(V3<V>{sq.x, sq.y, sq.z}, V3<V>{dq.x, dq.y, dq.z}) | differs3(sw, dw);
+    const V3<V> zero{V(0.0f), V(0.0f), V(0.0f)};
+    if (!any(turned)) {
+        store3<V>(a.out.rot + j, zero);
+        store3<V>(a.out.ang + j, zero);
+        return;
+    }
+    // off = abs(src dst^-1), x = its rotation vector, rate = J_l(x)^-1 (w_src - R(off) w_dst).
+    Q<V> off = qmul(sq, Q<V>{dq.w, -dq.x, -dq.y, -dq.z});
+    const V flip = (off.w < V(0.0f)) & V(-0.0f);
+    off = {off.w ^ flip, off.x ^ flip, off.y ^ flip, off.z ^ flip};
+    const V3<V> pv{off.x, off.y, off.z};
+    const V s = sqrt(dot(pv, pv));
+    const V h = atan2(s, off.w);
+    const V tiny = s < V(1e-20f);
+    const V k = select(tiny, V(2.0f) / off.w, V(2.0f) * h / select(tiny, V(1.0f), s));
+    const V3<V> x = pv * k;
+    const V t2 = V(4.0f) * h * h;
+    const V taylor = t2 < V(0.25f);
+    const V c = select(taylor, V(1.0f / 12.0f) + t2 * (V(1.0f / 720.0f) + t2 * (V(1.0f / 30240.0f) + t2 * V(1.0f / 1209600.0f))),
+                       (V(1.0f) - V(0.5f) * k * off.w) / select(taylor, V(1.0f), t2));
+    const V3<V> r = sw - qrot(off, dw);
+    const V3<V> xr = cross(x, r);
+    store3<V>(a.out.rot + j, masked(x, turned));
+    store3<V>(a.out.ang + j, masked(r - xr * V(0.5f) + cross(x, xr) * c, turned));
+}
+
+template <class V>
+void decay_flat(float* x, float* v, size_t n, const float* step) {
+    const V xx(step[0]), xv(step[1]), vx(step[2]), vv(step[3]);
+    for (size_t i = 0; i + V::N <= n; i += V::N) {
+        const V x0 = V::load(x + i), v0 = V::load(v + i);
+        (x0 * xx + v0 * xv).store(x + i);
+        (x0 * vx + v0 * vv).store(v + i);
+    }
+}
+
+template <class V>
+void lengths(const vec3* v, float* out, size_t n) {
+    for (size_t i = 0; i + V::N <= n; i += V::N) {
+        const V3<V> u = load3<V>(v + i);
+        sqrt(dot(u, u)).store(out + i);
+    }
+}
+
+template <class V, bool kVelocities>
+void offset_apply_block(const OffsetApplyBlockArgs& a, size_t j) {
+    auto plus = [](const vec3* x, const vec3* y, size_t j) {
+        const Flat<V> fy = Flat<V>::load(y + j);
+        return Flat<V>::load(x + j).map([&](V u, int k) { return u + fy.r[k]; });
+    };
+    plus(a.input.pos, a.offset.pos, j).store(a.out.pos + j);
+    const Flat<V> ls = Flat<V>::load(a.offset.scl + j), in_scl = Flat<V>::load(a.input.scl + j);
+    if (ls.any_nonzero()) in_scl.map([&](V u, int k) { return select(ls.r[k] != V(0.0f), u * exp(ls.r[k]), u); }).store(a.out.scl + j);
+    else in_scl.store(a.out.scl + j);
+    if constexpr (kVelocities) {
+        plus(a.input.vel, a.offset.vel, j).store(a.out.vel + j);
+        plus(a.input.svl, a.offset.svl, j).store(a.out.svl + j);
+    }
+    const Q<V> q = loadq<V>(a.input.rot + j);
+    const V3<V> x = load3<V>(a.offset.rot + j), zero{V(0.0f), V(0.0f), V(0.0f)};
+    const V3<V> w = kVelocities ? load3<V>(a.offset.ang + j) : zero;
+    V turned = differs3(x, zero);
+    if constexpr (kVelocities) turned = turned | differs3(w, zero);
+    if (!any(turned)) {
+        storeq<V>(a.out.rot + j, q);
+        if constexpr (kVelocities) Flat<V>::load(a.input.ang + j).store(a.out.ang + j);
+        return;
+    }
+    // out = exp(x) input; its rate J_l(x) x' + R(exp x) w_input.
+    V3<V> jw;
+    const Q<V> e = exp_and_jacobian<V, kVelocities>(x, w, jw);
+    const Q<V> r = qmul(e, q);
+    storeq<V>(a.out.rot + j, Q<V>{select(turned, r.w, q.w), select(turned, r.x, q.x), select(turned, r.y, q.y), select(turned, r.z, q.z)});
+    if constexpr (kVelocities) {
+        const V3<V> in_ang = load3<V>(a.input.ang + j);
+        store3<V>(a.out.ang + j, select3(turned, jw + qrot(e, in_ang), in_ang));
     }
 }
 
@@ -376,7 +499,11 @@ const SimdOps* kernel_table() {
     static const SimdOps ops{V::N,
                              {&sample_cubic_block<V, false>, &sample_cubic_block<V, true>},
                              {&blend_block<V, false>, &blend_block<V, true>},
-                             {&extrapolate_block<V, false>, &extrapolate_block<V, true>}};
+                             {&extrapolate_block<V, false>, &extrapolate_block<V, true>},
+                             &offset_capture_block<V>,
+                             &decay_flat<V>,
+                             &lengths<V>,
+                             {&offset_apply_block<V, false>, &offset_apply_block<V, true>}};
     return &ops;
 }
 
