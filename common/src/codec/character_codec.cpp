@@ -137,6 +137,7 @@ void code_full(IO& io, QCharacter& c, const SkeletonPrecision& prec, JointRange 
     AdaptiveBit moved, scaled, turns, off_w;
     for (size_t j = range.first; j < range.end(); ++j) {
         QJoint& q = c.joints[j];
+        if constexpr (!IO::kEncodes) q = QJoint{};  // what is not coded is zero
         const JointPrecision& p = prec.joints[j];
         io.set_category(CodingCost::kFlags);
         q.moved = j == 0 ? true : moved.code(io, q.moved);
@@ -375,7 +376,9 @@ void code_delta_joint(IO& io, QJoint& q, const CharacterBaseline& b, size_t j, c
     // computed for them unless they move.
     const bool have_ctx = b.context != nullptr;
     const bool was_still = bq.ang[0] == 0 && bq.ang[1] == 0 && bq.ang[2] == 0 && (!have_ctx || b.context->joints[j] == bq);
-    DeltaScales d{};
+    // Set by delta_scales before anything reads it: a joint that stays still reads none of it (not
+    // zeroed here: clearing it for every joint cost a tenth of the decoder's time).
+    DeltaScales d;
     LaplaceModel mr[3] = {};
     float sr_k[3] = {};  // rotation scales, before adaptation
     bool have_model[3] = {};
@@ -441,6 +444,7 @@ void code_delta(IO& io, QCharacter& c, const CharacterBaseline& b, const Skeleto
             c.joints[j] = base.joints[j];  // level of detail: held at the baseline on both ends, nothing coded
             continue;
         }
+        if constexpr (!IO::kEncodes) c.joints[j] = QJoint{};  // what is not coded is zero
         code_delta_joint(io, c.joints[j], b, j, prec, level, ad);
     }
 }
@@ -493,7 +497,6 @@ bool decode_character(std::span<const uint8_t> in, QCharacter& out, const Charac
                       const SkeletonPrecision& prec, JointRange range) {
     if (range.count == 0 || range.first >= prec.joints.size() || range.count > prec.joints.size() - range.first) return false;
     if (out.joints.size() != prec.joints.size()) out.joints.assign(prec.joints.size(), QJoint{});
-    for (size_t j = range.first; j < range.end(); ++j) out.joints[j] = QJoint{};
     if (base && (base->state == nullptr || base->state->joints.size() != prec.joints.size())) return false;
     if (base && base->context && base->context->joints.size() != prec.joints.size()) return false;
     Dec dec(in);

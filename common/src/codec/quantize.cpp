@@ -36,17 +36,15 @@ void rotation_indices(quat q, int largest, const JointPrecision& p, int32_t out[
 }
 
 quat dequantize_rotation(const QJoint& j, const JointPrecision& p) {
-    float c[4];
-    float sum = 0.0f;
-    for (int i = 0, k = 0; i < 4; ++i) {
-        if (i == j.largest) continue;
-        c[i] = float(j.rot[k++]) * p.rot_step - kInvSqrt2;
-        sum += c[i] * c[i];
-    }
+    float c[3];
+    for (int k = 0; k < 3; ++k) c[k] = float(j.rot[k]) * p.rot_step - kInvSqrt2;
+    const float sum = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
     // The largest component completes a unit quaternion; only indices off the unit sphere (three
-    // components summing past 1, which no quantized rotation has) need normalising.
-    c[j.largest] = std::sqrt(std::max(0.0f, 1.0f - sum));
-    const quat q{c[0], c[1], c[2], c[3]};
+    // components summing past 1, which no quantized rotation has) need normalising. Each component
+    // is chosen, not stored at an index: a quaternion read back from such stores stalls.
+    const float big = std::sqrt(std::max(0.0f, 1.0f - sum));
+    const int l = j.largest;
+    const quat q{l == 0 ? big : c[0], l == 1 ? big : l < 1 ? c[0] : c[1], l == 2 ? big : l < 2 ? c[1] : c[2], l == 3 ? big : c[2]};
     return sum > 1.0f ? det::normalize(q) : q;
 }
 
