@@ -2,6 +2,7 @@
 // character's full and delta coding round trip (tests/test_codec.cpp has the server's builder,
 // packing and the figures). Built into the client-side tests (tests/client_side) too.
 #include <algorithm>
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -10,6 +11,7 @@
 
 #include <kinesync/common/anim/ops_sample.h>
 #include <kinesync/offline/builtin_motion.h>
+#include "common/src/codec/quantize.h"
 #include "common/src/codec/range_coder.h"
 #include "common/src/codec/snapshot_codec.h"
 #include "tests/support/fd.h"
@@ -151,6 +153,33 @@ TEST(Quantize, SmallestThreeBoundsAndHemisphereInvariance) {
     }
 }
 
+
+TEST(Quantize, RoundHalfAwayIsTheLibrarysLround) {
+    // The quantizer's rounding replaces std::lround: the same integer for every value it can see
+    // (halves, the floats next to them, where floats stop having fractions, the clamp).
+    std::vector<float> values = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -2.5f, 0.49999997f, -0.49999997f, 8388607.5f, -8388607.5f,
+                                 8388608.0f, 16777217.0f, 1.999e9f, -1.999e9f, 2.0e9f, -2.0e9f, 3.0e9f, -3.0e9f};
+    for (int k = -3000; k <= 3000; ++k) {
+        const float h = float(k) + 0.5f;
+        values.insert(values.end(), {h, std::nextafter(h, 0.0f), std::nextafter(h, 1e10f), std::nextafter(h, -1e10f)});
+    }
+    std::mt19937 rng(7);
+    for (int i = 0; i < 200000; ++i) {
+        const float scale = std::ldexp(1.0f, int(rng() % 32) - 2);
+        values.push_back((float(rng()) / 4294967296.0f - 0.5f) * scale);
+    }
+    int checked = 0;
+    for (float v : values) {
+        const long want = std::lround(std::clamp(v, -2.0e9f, 2.0e9f));
+        ASSERT_EQ(round_half_away(v), int32_t(want)) << "value " << v;
+        ++checked;
+    }
+    EXPECT_GT(checked, 220000);
+    // Rounding half to even (what a cast after adding 0.5 or rint would give) would be caught.
+    EXPECT_EQ(round_half_away(2.5f), 3);
+    EXPECT_EQ(round_half_away(-2.5f), -3);
+    EXPECT_EQ(round_half_away(0.49999997f), 0) << "0.49999997 + 0.5 rounds to 1 in float";
+}
 
 TEST(Quantize, ComponentRoundTripBoundsAtDefaultSettings) {
     const Clip c = builtin_clip("run");

@@ -13,10 +13,20 @@ constexpr float kInvSqrt2 = 0.70710678118654752f;
 float comp(quat q, int i) { return i == 0 ? q.w : i == 1 ? q.x : i == 2 ? q.y : q.z; }
 
 int32_t quantize_scalar(float v, float step, float limit) {
-    const float c = std::clamp(v, -limit, limit) / step;
-    return int32_t(std::lround(std::clamp(c, -2.0e9f, 2.0e9f)));
+    if (v == 0.0f) return 0;  // at rest, unscaled: most of a rig's channels
+    return round_half_away(std::clamp(v, -limit, limit) / step);
 }
+
+// log of a scale component; exactly 0 for the unit scale almost every joint has, without the call.
+float log_scale(float s) { return s == 1.0f ? 0.0f : std::log(s); }
 }  // namespace
+
+int32_t round_half_away(float c) {
+    c = c > -2.0e9f ? (c < 2.0e9f ? c : 2.0e9f) : -2.0e9f;
+    const int32_t i = int32_t(c);  // toward zero
+    const float frac = c - float(i);  // exact: c and i differ by less than 1 and share a sign
+    return i + int32_t(frac >= 0.5f) - int32_t(frac <= -0.5f);
+}
 
 int largest_component(quat q) {
     int best = 0;
@@ -31,7 +41,7 @@ void rotation_indices(quat q, int largest, const JointPrecision& p, int32_t out[
     for (int i = 0, k = 0; i < 4; ++i) {
         if (i == largest) continue;
         const float c = sign * comp(q, i);
-        out[k++] = std::clamp(int32_t(std::lround((c + kInvSqrt2) / p.rot_step)), 0, max_index);
+        out[k++] = std::clamp(round_half_away((c + kInvSqrt2) / p.rot_step), 0, max_index);
     }
 }
 
@@ -74,8 +84,8 @@ QCharacter quantize_character(const Pose& local, const Skeleton& skeleton, const
         }
         qj.moved = j == 0 || qj.pos[0] || qj.pos[1] || qj.pos[2] || qj.vel[0] || qj.vel[1] || qj.vel[2];
         if (!qj.moved) std::fill(std::begin(qj.pos), std::end(qj.pos), 0), std::fill(std::begin(qj.vel), std::end(qj.vel), 0);
-        const vec3 ls = log(local.scl[size_t(j)]), sv = local.svl[size_t(j)];
-        const float lsl[3] = {ls.x, ls.y, ls.z}, svl[3] = {sv.x, sv.y, sv.z};
+        const vec3 s = local.scl[size_t(j)], sv = local.svl[size_t(j)];
+        const float lsl[3] = {log_scale(s.x), log_scale(s.y), log_scale(s.z)}, svl[3] = {sv.x, sv.y, sv.z};
         for (int k = 0; k < 3; ++k) {
             qj.lscl[k] = quantize_scalar(lsl[k], prec.log_scale_step, 20.0f);
             qj.svl[k] = quantize_scalar(svl[k], prec.svl_step, 100.0f);
