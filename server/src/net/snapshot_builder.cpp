@@ -224,12 +224,10 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             auto [it, fresh] = units_.try_emplace(key);
             if (fresh) it->second.waiting_since = tick;
             it->second.accumulator += p;
-            order.push_back({&c, range, key, k, parts > 1});
+            order.push_back({&c, range, key, k, parts > 1, &it->second});
         }
     }
-    std::stable_sort(order.begin(), order.end(), [this](const Candidate& a, const Candidate& b) {
-        return units_[a.key].accumulator > units_[b.key].accumulator;
-    });
+    std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return a.pu->accumulator > b.pu->accumulator; });
 
     std::vector<SnapshotPart> parts;
     std::vector<LastEntry> last_entries;  // per datagram
@@ -240,7 +238,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     const bool pressed = left_out_ * 2 > order.size();
     size_t sent = 0;
     for (const Candidate& u : order) {
-        PerUnit& pu = units_[u.key];
+        PerUnit& pu = *u.pu;
         const SkeletonPrecision& prec = *precision(u.c->skeleton);
         if (at_rest(tick, u, pu, history)) {
             pu.accumulator = 0.0f;
@@ -289,7 +287,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     // What was left: for this snapshot's budget, and for over two seconds (reported once).
     const uint32_t starve_ticks = uint32_t(2.0f * cfg_.tick_hz);
     for (const Candidate& u : order) {
-        PerUnit& pu = units_[u.key];
+        PerUnit& pu = *u.pu;
         const Sent& s = pu.sent[tick % pu.sent.size()];
         if ((s.valid && s.tick == tick) || pu.waiting_since == tick) continue;
         ++stats_.unsent[size_t(Unsent::Budget)];

@@ -169,6 +169,7 @@ private:
         UnitKey key;
         uint32_t part;
         bool split;
+        PerUnit* pu;  // units_[key], looked up once (elements of an unordered_map stay put)
     };
     struct Coded;
     Coded code(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history, const SkeletonPrecision& prec,
