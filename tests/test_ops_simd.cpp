@@ -50,12 +50,12 @@ struct Worst {
     }
     // Float rounding of the polynomial math (<= 3e-7 per call, common/src/simd/math.h) through a few
     // dozen operations.
-    void expect_within(const std::string& what) const {
+    void expect_within(const std::string& what, double ang_bound = 4e-5) const {
         EXPECT_LT(pos, 2e-6) << what;
         EXPECT_LT(rot, 4e-6) << what;
         EXPECT_LT(scl, 4e-6) << what;
         EXPECT_LT(lin_vel, 4e-6) << what;
-        EXPECT_LT(ang, 4e-5) << what;
+        EXPECT_LT(ang, ang_bound) << what;
         record_figure("simd vs scalar rot " + what, rot);
         record_figure("simd vs scalar ang " + what, ang);
     }
@@ -172,7 +172,9 @@ TEST(OpsSimd, ExtrapolationAndBlendViaAtEveryLevelMatchScalarAndFiniteDifference
         for (int trial = 0; trial < 40; ++trial) {
             const int n = 19 + trial % 6;
             const Pose in = random_pose(n, rng), input = random_pose(n, rng);
-            const float time = rng.uniform(0.0f, 0.5f), halflife = rng.uniform(0.05f, 0.3f);
+            // Odd trials: a frame's worth of time, every joint turning under half a radian (the
+            // kernels' series); even ones: up to half a second (their closed forms).
+            const float time = rng.uniform(0.0f, trial % 2 ? 0.04f : 0.5f), halflife = rng.uniform(0.05f, 0.3f);
             Pose ref(n), got(n);
             set_simd_level(SimdLevel::Scalar);
             op_extrapolate_decayed(ref, in, time, halflife);
@@ -233,6 +235,13 @@ TEST(OpsSimd, SpringOffsetAtEveryLevelMatchesScalarAndFiniteDifference) {
         for (int trial = 0; trial < 40; ++trial) {
             const int n = 19 + trial % 6;
             Pose src = random_pose(n, rng), dst = random_pose(n, rng);
+            if (trial % 2) {
+                // Small corrections (the kernels' series): src within a fifth of a radian of dst.
+                for (size_t j = 0; j < size_t(n); ++j) {
+                    src.rot[j] = quat_mul(quat_from_scaled_angle_axis(rng.vec(-0.12f, 0.12f)), dst.rot[j]);
+                    src.ang[j] = dst.ang[j] + rng.vec(-0.1f, 0.1f);
+                }
+            }
             for (size_t j : {1, 2}) src.rot[j] = dst.rot[j], src.ang[j] = dst.ang[j], src.scl[j] = dst.scl[j], src.svl[j] = dst.svl[j];
             std::vector<float> omega(size_t(n), 20.0f), omega_pos(size_t(n), 20.0f);
             for (size_t j = 0; j < size_t(n); j += 3) omega[j] = rng.uniform(2.0f, 40.0f), omega_pos[j] = rng.uniform(2.0f, 40.0f);
@@ -285,7 +294,7 @@ TEST(OpsSimd, SpringOffsetAtEveryLevelMatchesScalarAndFiniteDifference) {
         EXPECT_LT(capture, 4e-6) << simd_level_name(level);
         EXPECT_LT(decay, 1e-6) << simd_level_name(level);
         record_figure(std::string("simd vs scalar offset capture ") + simd_level_name(level), capture);
-        wa.expect_within(std::string(simd_level_name(level)) + " offset_apply");
+        wa.expect_within(std::string(simd_level_name(level)) + " offset_apply", 4e-6);  // one rotation and rate, not a chain
         wv.expect_within(std::string(simd_level_name(level)) + " offset_apply_values");
     }
 }

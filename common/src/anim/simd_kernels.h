@@ -248,6 +248,26 @@ inline Q<V> exp_and_jacobian(V3<V> phi, V3<V> v, V3<V>& jv) {
     return e;
 }
 
+// exp_and_jacobian by Taylor series when every lane turns by less than half a radian (as
+// quat_exp and so3_left_jacobian_mul do in scalar code): no square root, division or sincos for the
+// client's per-frame steps and small corrections. Truncation below 1e-8 relative.
+template <class V, bool kJacobian>
+inline Q<V> exp_and_jacobian_small(V3<V> phi, V3<V> v, V3<V>& jv) {
+    const V t2 = dot(phi, phi);
+    if (any(V(0.25f) < t2)) return exp_and_jacobian<V, kJacobian>(phi, v, jv);
+    const V h2 = V(0.25f) * t2;  // the half angle, squared
+    const V sinc = V(1.0f) - h2 * (V(1.0f / 6.0f) - h2 * (V(1.0f / 120.0f) - h2 * (V(1.0f / 5040.0f) - h2 * V(1.0f / 362880.0f))));
+    const V c = V(1.0f) - h2 * (V(0.5f) - h2 * (V(1.0f / 24.0f) - h2 * (V(1.0f / 720.0f) - h2 * V(1.0f / 40320.0f))));
+    if constexpr (kJacobian) {
+        const V a = V(0.5f) - t2 * (V(1.0f / 24.0f) - t2 * (V(1.0f / 720.0f) - t2 * (V(1.0f / 40320.0f) - t2 * V(1.0f / 3628800.0f))));
+        const V b = V(1.0f / 6.0f) - t2 * (V(1.0f / 120.0f) - t2 * (V(1.0f / 5040.0f) - t2 * (V(1.0f / 362880.0f) - t2 * V(1.0f / 39916800.0f))));
+        const V3<V> pv = cross(phi, v);
+        jv = v + pv * a + cross(phi, pv) * b;
+    }
+    const V k = V(0.5f) * sinc;  // sin(theta / 2) / theta
+    return {c, phi.x * k, phi.y * k, phi.z * k};
+}
+
 template <class V, bool kVelocities>
 void sample_cubic_block(const CubicBlockArgs& a, size_t j) {
     const V h00(a.h[0]), h10(a.h[1]), h01(a.h[2]), h11(a.h[3]);
@@ -378,7 +398,7 @@ void extrapolate_block(const ExtrapolateBlockArgs& a, size_t j) {
     else s.store(a.out_scl + j);
     const V3<V> w = load3<V>(a.ang + j);
     V3<V> unused;
-    storeq<V>(a.out_rot + j, qmul(exp_and_jacobian<V, false>(w * al, w, unused), loadq<V>(a.rot + j)));
+    storeq<V>(a.out_rot + j, qmul(exp_and_jacobian_small<V, false>(w * al, w, unused), loadq<V>(a.rot + j)));
     // Along a fixed axis J_l is the identity: the rates just decay.
     if constexpr (kVelocities) {
         auto decayed = [&](V x, int) { return x * decay; };
@@ -484,7 +504,7 @@ void offset_apply_block(const OffsetApplyBlockArgs& a, size_t j) {
     }
     // out = exp(x) input; its rate J_l(x) x' + R(exp x) w_input.
     V3<V> jw;
-    const Q<V> e = exp_and_jacobian<V, kVelocities>(x, w, jw);
+    const Q<V> e = exp_and_jacobian_small<V, kVelocities>(x, w, jw);
     const Q<V> r = qmul(e, q);
     storeq<V>(a.out.rot + j, Q<V>{select(turned, r.w, q.w), select(turned, r.x, q.x), select(turned, r.y, q.y), select(turned, r.z, q.z)});
     if constexpr (kVelocities) {
