@@ -156,7 +156,8 @@ TEST(Quantize, SmallestThreeBoundsAndHemisphereInvariance) {
 
 TEST(Quantize, RoundHalfAwayIsTheLibrarysLround) {
     // The quantizer's rounding replaces std::lround: the same integer for every value it can see
-    // (halves, the floats next to them, where floats stop having fractions, the clamp).
+    // (the halves to +-3000 and the floats next to them, random values over 32 octaves, where
+    // floats stop having fractions, the clamp).
     std::vector<float> values = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -2.5f, 0.49999997f, -0.49999997f, 8388607.5f, -8388607.5f,
                                  8388608.0f, 16777217.0f, 1.999e9f, -1.999e9f, 2.0e9f, -2.0e9f, 3.0e9f, -3.0e9f};
     for (int k = -3000; k <= 3000; ++k) {
@@ -168,13 +169,11 @@ TEST(Quantize, RoundHalfAwayIsTheLibrarysLround) {
         const float scale = std::ldexp(1.0f, int(rng() % 32) - 2);
         values.push_back((float(rng()) / 4294967296.0f - 0.5f) * scale);
     }
-    int checked = 0;
     for (float v : values) {
         const long want = std::lround(std::clamp(v, -2.0e9f, 2.0e9f));
         ASSERT_EQ(round_half_away(v), int32_t(want)) << "value " << v;
-        ++checked;
     }
-    EXPECT_GT(checked, 220000);
+    EXPECT_EQ(round_half_away(std::nanf("")), 0) << "a NaN quantizes to 0 on every platform";
     // Rounding half to even (what a cast after adding 0.5 or rint would give) would be caught.
     EXPECT_EQ(round_half_away(2.5f), 3);
     EXPECT_EQ(round_half_away(-2.5f), -3);

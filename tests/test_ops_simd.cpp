@@ -243,8 +243,11 @@ TEST(OpsSimd, SpringOffsetAtEveryLevelMatchesScalarAndFiniteDifference) {
                 }
             }
             for (size_t j : {1, 2}) src.rot[j] = dst.rot[j], src.ang[j] = dst.ang[j], src.scl[j] = dst.scl[j], src.svl[j] = dst.svl[j];
+            src.rot[3] = dst.rot[3];     // joint 3: the same rotation at another rate
+            src.scl[4].y = dst.scl[4].y;  // joint 4: one scale component the same
             std::vector<float> omega(size_t(n), 20.0f), omega_pos(size_t(n), 20.0f);
             for (size_t j = 0; j < size_t(n); j += 3) omega[j] = rng.uniform(2.0f, 40.0f), omega_pos[j] = rng.uniform(2.0f, 40.0f);
+            for (size_t j = 1; j < size_t(n); j += 5) omega[j] = omega_pos[j] = rng.uniform(2.0f, 40.0f);  // its own, shared
             PoseOffset ref, got;
             ref.resize(size_t(n)), got.resize(size_t(n));
             set_simd_level(SimdLevel::Scalar);
@@ -258,9 +261,12 @@ TEST(OpsSimd, SpringOffsetAtEveryLevelMatchesScalarAndFiniteDifference) {
             }
             got = ref;
             set_simd_level(SimdLevel::Scalar);
-            op_offset_decay(ref, omega, 0.8f, 1.0f / 60, omega_pos);
+            // Even trials without a position frequency of its own (one run per frequency).
+            const std::vector<float> no_pos;
+            const std::vector<float>& pos_omega = trial % 2 ? omega_pos : no_pos;
+            op_offset_decay(ref, omega, 0.8f, 1.0f / 60, pos_omega);
             set_simd_level(level);
-            op_offset_decay(got, omega, 0.8f, 1.0f / 60, omega_pos);
+            op_offset_decay(got, omega, 0.8f, 1.0f / 60, pos_omega);
             decay = std::max(decay, offset_difference(ref, got));
             got = ref;
             Pose out_ref(n), out_got(n);

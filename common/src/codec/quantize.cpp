@@ -22,6 +22,7 @@ float log_scale(float s) { return s == 1.0f ? 0.0f : std::log(s); }
 }  // namespace
 
 int32_t round_half_away(float c) {
+    if (std::isnan(c)) return 0;  // what std::lround's result became on x86-64 and AArch64 alike
     c = c > -2.0e9f ? (c < 2.0e9f ? c : 2.0e9f) : -2.0e9f;
     const int32_t i = int32_t(c);  // toward zero
     const float frac = c - float(i);  // exact: c and i differ by less than 1 and share a sign
