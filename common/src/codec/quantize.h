@@ -55,9 +55,9 @@ void dequantize_joints(Pose& out, const QCharacter& q, const Skeleton& skeleton,
                        size_t count);
 
 // Grid helpers shared by the encoder and the decoder (their results must match bit for bit).
-// std::lround's result (half away from zero) for c clamped to +-2e9, by arithmetic instead of
-// the library call (a tenth of the quantizer's time); a NaN (validated poses hold none) gives 0 on
-// every platform.
+// c clamped to +-2e9 and rounded half away from zero, as std::lround rounds, by arithmetic instead
+// of the library call (a tenth of the quantizer's time, and mingw-w64's gives 1 for 0.49999997);
+// a NaN (validated poses hold none) gives 0 on every platform.
 int32_t round_half_away(float c);
 quat dequantize_rotation(const QJoint& j, const JointPrecision& p);
 // Out of line on purpose: inlined into the codec, a compiler that fuses multiply-adds by default
