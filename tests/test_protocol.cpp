@@ -16,7 +16,10 @@
 #include <vector>
 
 #include <kinesync/offline/builtin_motion.h>
+#include <kinesync/offline/game_rig.h>
 #include "common/src/net/protocol.h"
+#include "common/src/net/skeleton_coding.h"
+#include "common/src/codec/range_coder.h"
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"
 
@@ -68,31 +71,38 @@ Bytes raw_connect_request(size_t padding, uint64_t salt = 42) {
     return raw_packet(fbb, wire::CreateConnectRequest(fbb, salt, p));
 }
 
-// A SkeletonDef packet from raw arrays, its joint names already packed (no validation).
-Bytes raw_skeleton_def_packed(int joint_count, int first_joint, const std::vector<uint8_t>& packed,
-                              const std::vector<int16_t>& parents, const std::vector<wire::Vec3>& offsets,
-                              float metres_per_unit = 1.0f, const std::string& name = "s") {
+// A SkeletonDef packet from a coded joints stream claiming `part_joints` joints (no validation).
+Bytes raw_skeleton_def_coded(int joint_count, int first_joint, int part_joints, const std::vector<uint8_t>& coded,
+                             float metres_per_unit = 1.0f, const std::string& name = "s") {
     fb::FlatBufferBuilder fbb;
-    const auto nv = fbb.CreateVector(packed);
-    const auto pv = fbb.CreateVector(parents);
-    const auto ov = fbb.CreateVectorOfStructs(offsets);
-    const auto def = wire::CreateSkeletonDef(fbb, 7, fbb.CreateString(name), uint16_t(joint_count),
-                                             uint16_t(first_joint), pv, ov, metres_per_unit, nv);
+    const auto cv = fbb.CreateVector(coded);
+    const auto nv = fbb.CreateString(name);
+    wire::SkeletonDefBuilder b(fbb);
+    b.add_skeleton_id(7);
+    b.add_name(nv);
+    b.add_joint_count(uint16_t(joint_count));
+    b.add_first_joint(uint16_t(first_joint));
+    b.add_metres_per_unit(metres_per_unit);
+    b.add_part_joints(uint16_t(part_joints));
+    b.add_joints_coded(cv);
+    const auto def = b.Finish();
     const auto defs = fbb.CreateVector(&def, 1);
     return raw_packet(fbb, wire::CreateSkeletonDefs(fbb, 1, defs));
 }
 
-// The same from names, front-coded without sharing: (0, length, bytes) per name.
+std::vector<uint8_t> coded_joints(int first_joint, const std::vector<std::string>& names, const std::vector<int>& parents,
+                                  const std::vector<vec3>& offsets) {
+    std::vector<uint8_t> coded;
+    net::detail::code_skeleton_joints(first_joint, names, parents, offsets, coded);
+    return coded;
+}
+
+// The same from the joints' arrays (of one length), coded as they are (no validation).
 Bytes raw_skeleton_def(int joint_count, int first_joint, const std::vector<std::string>& names,
-                       const std::vector<int16_t>& parents, const std::vector<wire::Vec3>& offsets,
+                       const std::vector<int>& parents, const std::vector<vec3>& offsets,
                        float metres_per_unit = 1.0f, const std::string& name = "s") {
-    std::vector<uint8_t> packed;
-    for (const auto& s : names) {
-        packed.push_back(0);
-        packed.push_back(uint8_t(s.size()));
-        packed.insert(packed.end(), s.begin(), s.end());
-    }
-    return raw_skeleton_def_packed(joint_count, first_joint, packed, parents, offsets, metres_per_unit, name);
+    return raw_skeleton_def_coded(joint_count, first_joint, int(names.size()),
+                                  coded_joints(first_joint, names, parents, offsets), metres_per_unit, name);
 }
 
 Skeleton named_skeleton(int joints, unsigned seed) {
@@ -427,7 +437,7 @@ TEST(Protocol, SkeletonDefsSplitAndAssembled) {
 }
 
 TEST(Protocol, SkeletonAssemblerRejectsContradictions) {
-    const std::vector<wire::Vec3> o2 = {{0, 0, 0}, {0, 1, 0}};
+    const std::vector<vec3> o2 = {{0, 0, 0}, {0, 1, 0}};
     auto def_of = [](const Bytes& b) {
         return decode_packet(b).value();  // copies; parts are read from the copy below
     };
@@ -465,10 +475,13 @@ TEST(Protocol, SkeletonAssemblerRejectsContradictions) {
     SkeletonAssembler many;
     for (uint16_t id = 0; id <= SkeletonAssembler::kMaxInProgress; ++id) {
         fb::FlatBufferBuilder fbb;
-        auto nv = fbb.CreateVector(std::vector<uint8_t>{0, 1, 'a'});
-        auto pv = fbb.CreateVector(std::vector<int16_t>{-1});
-        auto ov = fbb.CreateVectorOfStructs(std::vector<wire::Vec3>{{0, 0, 0}});
-        fbb.Finish(wire::CreateSkeletonDef(fbb, id, 0, 2, 0, pv, ov, 1.0f, nv));
+        const auto cv = fbb.CreateVector(coded_joints(0, {"a"}, {-1}, {vec3{}}));
+        wire::SkeletonDefBuilder b(fbb);
+        b.add_skeleton_id(id);
+        b.add_joint_count(2);
+        b.add_part_joints(1);
+        b.add_joints_coded(cv);
+        fbb.Finish(b.Finish());
         const auto* def = fb::GetRoot<wire::SkeletonDef>(fbb.GetBufferPointer());
         EXPECT_EQ(many.add(*def, &error), id < SkeletonAssembler::kMaxInProgress) << id;
     }
@@ -476,31 +489,128 @@ TEST(Protocol, SkeletonAssemblerRejectsContradictions) {
 
 // ---- Sizes ----
 
-// Joint names travel front-coded: names in runs cost a few bytes each, and packed names that
-// share more than the previous name has, run past their bytes, leave bytes over or make a name
-// too long are refused, the error naming the joint.
-TEST(Protocol, JointNamesAreFrontCodedAndMalformedOnesAreRefused) {
-    const Skeleton s = named_skeleton(kMaxJoints, 9);
-    const SkeletonDefInput in{1, "s", &s, 1.0f};
-    size_t bytes = 0, strings = 0;
-    for (const auto& plan : plan_skeleton_defs({&in, 1}, {})) bytes += build_skeleton_defs({}, 1, plan.defs, plan.characters).size();
-    for (const std::string& n : s.names) strings += 4 + (4 + n.size() + 1 + 3) / 4 * 4;  // as a vector of strings
-    test::record_figure("protocol skeleton defs: bytes per joint, 1024 joints (names in runs)", double(bytes) / kMaxJoints);
-    // Parents and offsets take 14 bytes a joint; names as a vector of strings took `strings` more.
-    EXPECT_LT(double(bytes), 0.75 * (double(kMaxJoints) * 14.0 + double(strings))) << "a quarter or more saved";
+// A skeleton's joints travel range-coded (skeleton_coding.h): bit for bit what was sent, in well
+// under the plain arrays' bytes; streams that make a name too long or share more than the previous
+// name has, point a parent or an offset's match nowhere, are cut short or have bytes left over are
+// refused, the error naming the joint.
+// The plain arrays' bytes for a skeleton's joints: names front-coded (2 bytes and the new ones),
+// 2 bytes of parent and 12 of offset.
+size_t plain_joint_bytes(const Skeleton& s) {
+    size_t plain = 0;
+    std::string_view prev;
+    for (const std::string& n : s.names) {
+        size_t shared = 0;
+        while (shared < n.size() && shared < prev.size() && n[shared] == prev[shared]) ++shared;
+        plain += 2 + n.size() - shared + 14;
+        prev = n;
+    }
+    return plain;
+}
 
-    const std::vector<wire::Vec3> o2 = {{0, 0, 0}, {1, 0, 0}};
-    const std::vector<int16_t> p2 = {-1, 0};
-    auto err = [&](const std::vector<uint8_t>& packed) { return decode_err(raw_skeleton_def_packed(2, 0, packed, p2, o2)); };
-    EXPECT_EQ(err({0, 4, 'h', 'i', 'p', 's', 3, 1, 'x'}), DecodeError::None);  // "hips", "hipx"
-    EXPECT_EQ(err({0, 2, 'a', 'b', 3, 1, 'x'}), DecodeError::BadSkeleton) << "shares 3 bytes of a 2-byte name";
-    EXPECT_EQ(err({0, 2, 'a', 'b', 1, 5, 'x'}), DecodeError::BadSkeleton) << "runs past the names";
-    EXPECT_EQ(err({0, 1, 'a', 0, 1, 'b', 'c'}), DecodeError::BadSkeleton) << "a byte left over";
-    EXPECT_EQ(err({0, 1, 'a'}), DecodeError::BadSkeleton) << "one name for two joints";
-    std::vector<uint8_t> long_name = {0, 1, 'a', 1, uint8_t(kMaxNameBytes)};
-    long_name.insert(long_name.end(), kMaxNameBytes, 'z');
-    EXPECT_EQ(err(long_name), DecodeError::StringTooLong) << "65 bytes once the shared byte is added";
-    EXPECT_EQ(err({}), DecodeError::BadSkeleton) << "no names";
+size_t coded_joint_bytes(const Skeleton& s) {
+    std::vector<uint8_t> coded;
+    net::detail::code_skeleton_joints(0, s.names, s.parents, s.offsets, coded);
+    return coded.size();
+}
+
+TEST(Protocol, SkeletonJointsAreCodedCompactlyLosslesslyAndMalformedStreamsAreRefused) {
+    // Rigs like a game's (grown from the built-in body): well under the plain arrays. Random
+    // offsets and names (no structure to find): no more than them.
+    for (const char* rig : {"game", "stress"}) {
+        const Skeleton s = make_rig(rig, builtin_clip("walk")).skeleton;
+        const size_t plain = plain_joint_bytes(s), coded = coded_joint_bytes(s);
+        test::record_figure(std::string("protocol skeleton joints: coded bytes per joint, built-in ") + rig + " rig",
+                            double(coded) / double(s.size()));
+        test::record_figure(std::string("protocol skeleton joints: plain bytes per joint, built-in ") + rig + " rig",
+                            double(plain) / double(s.size()));
+        EXPECT_LT(double(coded), 0.6 * double(plain)) << rig;
+    }
+    const Skeleton s = named_skeleton(kMaxJoints, 9);
+    test::record_figure("protocol skeleton joints: coded bytes per joint, 1024 random joints (names in runs)",
+                        double(coded_joint_bytes(s)) / kMaxJoints);
+    EXPECT_LE(coded_joint_bytes(s), plain_joint_bytes(s));
+
+    // Bit for bit: zeros of both signs, denormals, repeats, mirrored and sign-flipped matches,
+    // long names, parents anywhere before.
+    test::Rng rng(5);
+    for (int trial = 0; trial < 40; ++trial) {
+        const int first = trial % 3 == 0 ? 0 : int(rng.uniform(0, 500));
+        const int n = 1 + int(rng.uniform(0, 300));
+        std::vector<std::string> names;
+        std::vector<int> parents;
+        std::vector<vec3> offsets;
+        for (int i = 0; i < n; ++i) {
+            const int j = first + i;
+            std::string name = i > 0 && rng.uniform(0, 1) < 0.5 ? names.back().substr(0, size_t(rng.uniform(0, 10))) : "";
+            while (name.size() < size_t(rng.uniform(0, float(kMaxNameBytes)))) name.push_back(char(rng.uniform(0, 255.99f)));
+            names.push_back(name.substr(0, kMaxNameBytes));
+            const float r = rng.uniform(0, 1);
+            parents.push_back(r < 0.5f ? j - 1 : r < 0.7f && i > 0 ? parents.back() : int(std::floor(rng.uniform(-1, float(j) - 0.01f))));
+            const float c = rng.uniform(0, 1);
+            vec3 o{rng.uniform(-50, 50), rng.uniform(-1, 1) * 1e-3f, rng.uniform(-2, 2)};
+            if (c < 0.1f) o = vec3{0.0f, -0.0f, 1e-40f};
+            else if (c < 0.3f && i > 0) o = offsets.back();
+            else if (c < 0.5f && i > 0) {
+                const vec3 e = offsets[size_t(rng.uniform(0, float(i) - 0.01f))];
+                o = vec3{-e.x, e.y, -e.z};
+            }
+            offsets.push_back(o);
+        }
+        std::vector<uint8_t> coded;
+        std::vector<size_t> bounds;
+        net::detail::code_skeleton_joints(first, names, parents, offsets, coded, &bounds);
+        ASSERT_EQ(bounds.size(), size_t(n));
+        EXPECT_LE(coded.size(), bounds.back());
+        for (int k : {1, n / 3 + 1, n / 2 + 1}) {  // a prefix codes within its bound (the planner's sizes)
+            const auto first_k = [&](const auto& v) { return std::vector(v.begin(), v.begin() + k); };
+            EXPECT_LE(coded_joints(first, first_k(names), first_k(parents), first_k(offsets)).size(), bounds[size_t(k - 1)]);
+        }
+        net::detail::SkeletonJoints out;
+        std::string why;
+        ASSERT_EQ(net::detail::decode_skeleton_joints(coded, first, size_t(n), out, &why), DecodeError::None) << why;
+        EXPECT_EQ(out.names, names);
+        EXPECT_EQ(out.parents, parents);
+        ASSERT_EQ(out.offsets.size(), offsets.size());
+        EXPECT_EQ(std::memcmp(out.offsets.data(), offsets.data(), offsets.size() * sizeof(vec3)), 0) << "trial " << trial;
+        // Cut short by many bytes, or a byte more: refused.
+        if (coded.size() > 12) {
+            const std::vector<uint8_t> cut(coded.begin(), coded.end() - 8);
+            EXPECT_EQ(net::detail::decode_skeleton_joints(cut, first, size_t(n), out, &why), DecodeError::BadSkeleton);
+        }
+        std::vector<uint8_t> longer = coded;  // past the bytes the decoder may take as zeros
+        longer.insert(longer.end(), kMaxImpliedBytes + 1, 0x5A);
+        EXPECT_EQ(net::detail::decode_skeleton_joints(longer, first, size_t(n), out, &why), DecodeError::BadSkeleton);
+        EXPECT_NE(why.find("left over"), std::string::npos) << why;
+    }
+
+    const std::vector<vec3> o2 = {{0, 0, 0}, {1, 0, 0}};
+    const std::vector<int> p2 = {-1, 0};
+    auto err = [&](const std::vector<std::string>& names) { return decode_err(raw_skeleton_def(2, 0, names, p2, o2)); };
+    EXPECT_EQ(err({"hips", "hipx"}), DecodeError::None);
+    EXPECT_EQ(err({"a", std::string(kMaxNameBytes, 'z')}), DecodeError::None);
+    EXPECT_EQ(err({"a", std::string(kMaxNameBytes + 1, 'z')}), DecodeError::StringTooLong);
+    EXPECT_EQ(err({std::string(kMaxNameBytes - 1, 'a'), std::string(kMaxNameBytes - 1, 'a') + "bc"}), DecodeError::StringTooLong)
+        << "65 bytes once the shared bytes are added";
+    // Two joints claimed, one coded; three claimed, two coded: cut short.
+    EXPECT_EQ(decode_err(raw_skeleton_def_coded(40, 0, 40, coded_joints(0, {"a", "b"}, p2, o2))), DecodeError::BadSkeleton)
+        << "40 claimed, 2 coded";
+    EXPECT_EQ(decode_err(raw_skeleton_def_coded(2, 0, 1, coded_joints(0, {"a", "b"}, p2, o2))), DecodeError::BadSkeleton)
+        << "one claimed, two coded: bytes left over";
+    EXPECT_EQ(decode_err(raw_skeleton_def_coded(2, 0, 2, {})), DecodeError::BadSkeleton) << "no bytes";
+    // Every bit of a stream flipped in turn: refused or decoded to a skeleton that validates, never more.
+    const std::vector<uint8_t> coded = coded_joints(0, {"hips", "spine", "head"}, {-1, 0, 1}, {{0, 0, 0}, {0, 1, 0}, {0, 1, 0}});
+    for (size_t bit = 0; bit < coded.size() * 8; ++bit) {
+        std::vector<uint8_t> flipped = coded;
+        flipped[bit / 8] ^= uint8_t(1u << (bit % 8));
+        net::detail::SkeletonJoints out;
+        if (net::detail::decode_skeleton_joints(flipped, 0, 3, out, nullptr) != DecodeError::None) continue;
+        for (size_t i = 0; i < 3; ++i) {
+            EXPECT_LE(out.names[i].size(), kMaxNameBytes);
+            EXPECT_LT(out.parents[i], int(i));
+            EXPECT_GE(out.parents[i], -1);
+            EXPECT_TRUE(std::isfinite(out.offsets[i].x) && std::isfinite(out.offsets[i].y) && std::isfinite(out.offsets[i].z));
+        }
+    }
 }
 
 TEST(Protocol, ConnectRequestIsNoSmallerThanAnyUnauthenticatedReply) {
@@ -757,13 +867,11 @@ TEST(Protocol, DecodeRejectsEachMalformedCase) {
         expect_err(raw_packet(fbb, wire::CreateEvents(fbb, 1, v2)), DecodeError::BadValue, "event kind");
     }
     // Skeletons.
-    const std::vector<wire::Vec3> o2 = {{0, 0, 0}, {1, 0, 0}};
+    const std::vector<vec3> o2 = {{0, 0, 0}, {1, 0, 0}};
     EXPECT_EQ(decode_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 0}, o2)), DecodeError::None);
     expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 1}, o2), DecodeError::BadSkeleton, "parent not before child");
     expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-2, 0}, o2), DecodeError::BadSkeleton, "parent -2");
     expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {0, 0}, o2), DecodeError::BadSkeleton, "root parent itself");
-    expect_err(raw_skeleton_def(2, 0, {"a"}, {-1, 0}, o2), DecodeError::BadSkeleton, "names shorter");
-    expect_err(raw_skeleton_def(2, 0, {"a", "b"}, {-1, 0}, {{0, 0, 0}}), DecodeError::BadSkeleton, "offsets shorter");
     expect_err(raw_skeleton_def(2, 0, {}, {}, {}), DecodeError::BadSkeleton, "no joints");
     expect_err(raw_skeleton_def(0, 0, {"a"}, {-1}, {{0, 0, 0}}), DecodeError::BadSkeleton, "joint_count 0");
     expect_err(raw_skeleton_def(2, 1, {"a", "b"}, {-1, 0}, o2), DecodeError::BadSkeleton, "beyond joint_count");

@@ -3,7 +3,10 @@
 // choice, delta coding and packing; quantization is shared by all clients and timed apart).
 #include <benchmark/benchmark.h>
 
+#include <kinesync/offline/builtin_motion.h>
+#include <kinesync/offline/game_rig.h>
 #include "common/src/codec/snapshot_codec.h"
+#include "common/src/net/protocol.h"
 #include "server/src/net/snapshot_builder.h"
 #include "programs/server/sim/world.h"
 
@@ -124,3 +127,35 @@ BENCHMARK(BM_WorldTick)->Arg(1)->Arg(16)->Arg(64);
 BENCHMARK(BM_WorldTickLookAhead)->Arg(1)->Arg(16)->Arg(64);
 BENCHMARK(BM_QuantizeShared)->Arg(16)->Arg(64);
 BENCHMARK(BM_SnapshotPerClient)->Arg(16)->Arg(64);
+
+namespace {
+
+// Planning the SkeletonDefs messages of four rig skeletons (grown from the built-in body, offsets
+// varied so no two are alike; the joints coded as they are planned) and building each message
+// once, as Server::queue_definitions and the first sends do for the first client to join while the
+// roster stands still (the clients after it reuse the plan), on the tick's thread.
+void BM_JoinDefinitions(benchmark::State& state, const char* rig) {
+    std::vector<Skeleton> skeletons(4, make_rig(rig, builtin_clip("walk")).skeleton);
+    for (size_t k = 0; k < skeletons.size(); ++k)
+        for (vec3& o : skeletons[k].offsets) o = o * (1.0f + 0.01f * float(k));
+    std::vector<net::SkeletonDefInput> defs;
+    for (size_t k = 0; k < skeletons.size(); ++k) defs.push_back({uint16_t(k), "rig", &skeletons[k], 0.01f, 0, -1});
+    std::vector<net::CharacterInfoInput> chars;
+    for (uint16_t c = 0; c < 8; ++c) chars.push_back({c, uint16_t(c % 4), "character"});
+    size_t bytes = 0, messages = 0;
+    for (auto _ : state) {
+        bytes = messages = 0;
+        for (const auto& plan : net::plan_skeleton_defs(defs, chars, net::kMaxDatagram)) {
+            bytes += net::build_skeleton_defs({}, 1, plan).size();
+            ++messages;
+        }
+    }
+    state.counters["bytes"] = double(bytes);
+    state.counters["messages"] = double(messages);
+    state.counters["joints"] = double(skeletons[0].size());
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_JoinDefinitions, game_rig_250, "game")->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_JoinDefinitions, stress_rig_1000, "stress")->Unit(benchmark::kMicrosecond);

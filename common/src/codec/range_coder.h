@@ -26,6 +26,9 @@ public:
     void encode_bypass(uint32_t value, int nbits);  // equiprobable bits, most significant first
     // Finishes the stream; the encoder must not be used afterwards.
     void finish();
+    // At least the bytes this stream would take were it finished now: what is out, the byte held
+    // back with the 0xFF bytes pending behind it, and the four of `low` that finish() flushes.
+    size_t size_bound() const { return out_.size() - start_ + size_t(cache_size_) + 4; }
 
 private:
     void shift_low();

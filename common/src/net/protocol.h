@@ -182,7 +182,10 @@ struct SkeletonDefsPlan {
     std::vector<SkeletonDefInput> defs;
     std::vector<SkeletonRefInput> refs;
     std::vector<CharacterInfoInput> characters;
+    std::vector<std::vector<uint8_t>> coded;  // each definition's joints as sent, coded once by the planner
 };
+// The plan's packet, its joints as the planner coded them (no coding per send).
+std::vector<uint8_t> build_skeleton_defs(const PacketHeader& h, uint32_t message_id, const SkeletonDefsPlan& plan);
 // References (`refs`) go first, as many to a packet as fit.
 std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInput> skeletons,
                                                  std::span<const CharacterInfoInput> characters,

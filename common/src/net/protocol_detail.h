@@ -35,20 +35,18 @@ std::vector<uint8_t> take(flatbuffers::FlatBufferBuilder& fbb, const char* what)
 // Throws std::invalid_argument when `s` is longer than `limit` bytes.
 void check_name(std::string_view s, size_t limit, const char* what);
 
-// The semantic limits of one received SkeletonDef (a whole skeleton or a part); sets *why (when
-// given) on failure.
-DecodeError check_skeleton_def(const wire::SkeletonDef& d, std::string* why);
-// The joint names of a SkeletonDef (joint_names_packed); an error with why when they are
-// malformed or not `count` names. `out` may be null (only checking).
-DecodeError unpack_joint_names(const wire::SkeletonDef& d, size_t count, std::vector<std::string>* out, std::string* why);
-void pack_joint_names(std::span<const std::string> names, std::vector<uint8_t>& out);
+struct SkeletonJoints;  // skeleton_coding.h
+// The semantic limits of one received SkeletonDef (a whole skeleton or a part), its coded joints
+// decoded into *joints when given; sets *why (when given) on failure.
+DecodeError check_skeleton_def(const wire::SkeletonDef& d, std::string* why, SkeletonJoints* joints = nullptr);
 
 // Throws std::invalid_argument when a skeleton definition to send breaks a protocol limit.
 void check_def_input(const SkeletonDefInput& d);
 
-// Builds a SkeletonDefs packet into `fbb` (not checked against kMaxDatagram); returns its size.
+// Builds a SkeletonDefs packet into `fbb` from definitions (checked) and their coded joints (not
+// checked against kMaxDatagram); returns its size.
 size_t build_skeleton_defs_into(flatbuffers::FlatBufferBuilder& fbb, const PacketHeader& h, uint32_t message_id,
-                                std::span<const SkeletonDefInput> defs, std::span<const CharacterInfoInput> characters,
-                                std::span<const SkeletonRefInput> refs);
+                                std::span<const SkeletonDefInput> defs, std::span<const std::span<const uint8_t>> coded,
+                                std::span<const CharacterInfoInput> characters, std::span<const SkeletonRefInput> refs);
 
 }  // namespace ks::net::detail

@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "common/src/net/protocol_detail.h"
+#include "common/src/net/skeleton_coding.h"
 
 namespace ks::net {
 
-namespace fb = ::flatbuffers;
 using detail::check_skeleton_def;
 
 bool SkeletonAssembler::add(const wire::SkeletonDef& part, std::string* error) {
@@ -15,7 +15,8 @@ bool SkeletonAssembler::add(const wire::SkeletonDef& part, std::string* error) {
         return false;
     };
     std::string why;
-    if (check_skeleton_def(part, &why) != DecodeError::None) return fail(why);
+    detail::SkeletonJoints joints;
+    if (check_skeleton_def(part, &why, &joints) != DecodeError::None) return fail(why);
     const uint16_t id = part.skeleton_id();
     const int count = part.joint_count();
     const float mpu = part.metres_per_unit();
@@ -27,20 +28,14 @@ bool SkeletonAssembler::add(const wire::SkeletonDef& part, std::string* error) {
         return fail("skeleton " + std::to_string(id) + ": part disagrees with earlier parts on joint count or units");
     }
     const int first = part.first_joint();
-    const auto& parents = *part.parents();
-    const auto& offsets = *part.offsets();
-    const int n = int(parents.size());
-    std::vector<std::string> names;
-    if (detail::unpack_joint_names(part, size_t(n), &names, &why) != DecodeError::None) return fail(why);  // checked above
+    const int n = part.part_joints();
     if (it != parts_.end()) {  // joints already received must be identical
         for (int i = 0; i < n; ++i) {
             const size_t j = size_t(first + i);
             if (!it->have[j]) continue;
-            const wire::Vec3& o = *offsets.Get(fb::uoffset_t(i));
-            const vec3 oj = it->s.skeleton.offsets[j];
-            if (it->s.skeleton.names[j] != names[size_t(i)] ||
-                it->s.skeleton.parents[j] != parents.Get(fb::uoffset_t(i)) || oj.x != o.x() || oj.y != o.y() ||
-                oj.z != o.z())
+            const vec3 o = joints.offsets[size_t(i)], oj = it->s.skeleton.offsets[j];
+            if (it->s.skeleton.names[j] != joints.names[size_t(i)] || it->s.skeleton.parents[j] != joints.parents[size_t(i)] ||
+                oj.x != o.x || oj.y != o.y || oj.z != o.z)
                 return fail("skeleton " + std::to_string(id) + ": joint " + std::to_string(j) +
                             " differs from an earlier part");
         }
@@ -60,10 +55,9 @@ bool SkeletonAssembler::add(const wire::SkeletonDef& part, std::string* error) {
     for (int i = 0; i < n; ++i) {
         const size_t j = size_t(first + i);
         if (it->have[j]) continue;
-        const wire::Vec3& o = *offsets.Get(fb::uoffset_t(i));
-        it->s.skeleton.names[j] = std::move(names[size_t(i)]);
-        it->s.skeleton.parents[j] = parents.Get(fb::uoffset_t(i));
-        it->s.skeleton.offsets[j] = vec3{o.x(), o.y(), o.z()};
+        it->s.skeleton.names[j] = std::move(joints.names[size_t(i)]);
+        it->s.skeleton.parents[j] = joints.parents[size_t(i)];
+        it->s.skeleton.offsets[j] = joints.offsets[size_t(i)];
         it->have[j] = 1;
         --it->missing;
     }
@@ -92,8 +86,7 @@ std::optional<ReceivedSkeleton> SkeletonAssembler::take(uint16_t skeleton_id, st
 }
 
 std::optional<ReceivedSkeleton> skeleton_from_wire(const wire::SkeletonDef& def, std::string* error) {
-    const size_t n = def.parents() ? def.parents()->size() : 0;
-    if (def.first_joint() != 0 || n != size_t(def.joint_count())) {
+    if (def.first_joint() != 0 || def.part_joints() != def.joint_count()) {
         if (error)
             *error = "skeleton " + std::to_string(def.skeleton_id()) +
                      ": a part, not a whole skeleton (use SkeletonAssembler)";

@@ -2,67 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "common/src/net/protocol_detail.h"
+#include "common/src/net/skeleton_coding.h"
 
 namespace ks::net {
 
 namespace fb = ::flatbuffers;
 using namespace detail;
 
-static_assert(sizeof(wire::Vec3) == sizeof(vec3));
-
-namespace {
-
-bool finite(const wire::Vec3& v) { return std::isfinite(v.x()) && std::isfinite(v.y()) && std::isfinite(v.z()); }
-
-}  // namespace
-
-DecodeError detail::unpack_joint_names(const wire::SkeletonDef& d, size_t count, std::vector<std::string>* out, std::string* why) {
-    auto fail = [&](const std::string& w, DecodeError e = DecodeError::BadSkeleton) {
-        if (why) *why = w;
-        return e;
-    };
-    const auto* packed = d.joint_names_packed();
-    if (!packed) return fail("joint names missing");
-    const uint8_t* b = packed->data();
-    const size_t size = packed->size();
-    std::string prev, name;
-    size_t pos = 0;
-    if (out) out->clear();
-    for (size_t i = 0; i < count; ++i) {
-        if (size - pos < 2) return fail("joint names end early, at name " + std::to_string(i));
-        const size_t shared = b[pos], rest = b[pos + 1];
-        pos += 2;
-        if (shared > prev.size()) return fail("joint name " + std::to_string(i) + " shares more than the previous name has");
-        if (rest > size - pos) return fail("joint name " + std::to_string(i) + " runs past the names");
-        if (shared + rest > kMaxNameBytes) return fail("joint name " + std::to_string(i) + " too long", DecodeError::StringTooLong);
-        name.assign(prev, 0, shared);
-        name.append(reinterpret_cast<const char*>(b + pos), rest);
-        pos += rest;
-        if (out) out->push_back(name);
-        prev.swap(name);
-    }
-    if (pos != size) return fail("joint names: " + std::to_string(size - pos) + " bytes left over");
-    return DecodeError::None;
-}
-
-void detail::pack_joint_names(std::span<const std::string> names, std::vector<uint8_t>& out) {
-    out.clear();
-    std::string_view prev;
-    for (const std::string& n : names) {  // names are at most kMaxNameBytes (check_def_input)
-        size_t shared = 0;
-        while (shared < n.size() && shared < prev.size() && n[shared] == prev[shared]) ++shared;
-        out.push_back(uint8_t(shared));
-        out.push_back(uint8_t(n.size() - shared));
-        out.insert(out.end(), n.begin() + std::ptrdiff_t(shared), n.end());
-        prev = n;
-    }
-}
-
-// The semantic limits of one SkeletonDef (a whole skeleton or a part).
-DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* why) {
+// The semantic limits of one SkeletonDef (a whole skeleton or a part), its joints decoded.
+DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* why, SkeletonJoints* joints) {
     auto fail = [&](DecodeError e, const std::string& w) {
         if (why) *why = "skeleton " + std::to_string(d.skeleton_id()) + ": " + w;
         return e;
@@ -71,29 +23,21 @@ DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* 
     const int count = d.joint_count();
     if (count > kMaxJoints) return fail(DecodeError::TooManyJoints, std::to_string(count) + " joints");
     if (count < 1) return fail(DecodeError::BadSkeleton, "no joints");
-    const auto* parents = d.parents();
-    const auto* offsets = d.offsets();
-    if (!parents || !offsets) return fail(DecodeError::BadSkeleton, "joint arrays missing");
-    const size_t n = parents->size();
-    if (offsets->size() != n) return fail(DecodeError::BadSkeleton, "joint arrays of different lengths");
-    std::string names_why;
-    if (const DecodeError e = unpack_joint_names(d, n, nullptr, &names_why); e != DecodeError::None) return fail(e, names_why);
+    const int n = d.part_joints();
     if (n < 1) return fail(DecodeError::BadSkeleton, "a part without joints");
     const int first = d.first_joint();
-    if (size_t(first) + n > size_t(count))
-        return fail(DecodeError::BadSkeleton, "joints " + std::to_string(first) + ".." + std::to_string(first + int(n) - 1) +
+    if (first + n > count)
+        return fail(DecodeError::BadSkeleton, "joints " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
                                                   " beyond joint_count " + std::to_string(count));
     if (!(std::isfinite(d.metres_per_unit()) && d.metres_per_unit() > 0.0f))
         return fail(DecodeError::BadSkeleton, "metres_per_unit not finite and positive");
-    for (size_t i = 0; i < n; ++i) {
-        const int joint = first + int(i);
-        const int parent = parents->Get(fb::uoffset_t(i));
-        if (parent < -1 || parent >= joint)
-            return fail(DecodeError::BadSkeleton, "joint " + std::to_string(joint) + " has parent " + std::to_string(parent) +
-                                                      ", which is not before it");
-        if (!finite(*offsets->Get(fb::uoffset_t(i))))
-            return fail(DecodeError::BadSkeleton, "joint " + std::to_string(joint) + " offset not finite");
-    }
+    if (!d.joints_coded()) return fail(DecodeError::BadSkeleton, "joints missing");
+    SkeletonJoints scratch;
+    std::string joints_why;
+    const std::span<const uint8_t> coded(d.joints_coded()->data(), d.joints_coded()->size());
+    if (const DecodeError e = decode_skeleton_joints(coded, first, size_t(n), joints ? *joints : scratch, &joints_why);
+        e != DecodeError::None)
+        return fail(e, joints_why);
     return DecodeError::None;
 }
 
@@ -118,35 +62,46 @@ void detail::check_def_input(const SkeletonDefInput& d) {
     }
 }
 
+namespace {
+
+int joints_of(const SkeletonDefInput& d) { return d.joint_count < 0 ? d.skeleton->size() - d.first_joint : d.joint_count; }
+
+// Codes the joints of d onto `out`; with `bounds`, the bytes the stream would take if it ended
+// after each of them (upper bounds), as far as the first beyond `stop_beyond`.
+void code_joints(const SkeletonDefInput& d, std::vector<uint8_t>& out, std::vector<size_t>* bounds = nullptr,
+                 size_t stop_beyond = std::numeric_limits<size_t>::max()) {
+    const Skeleton& s = *d.skeleton;
+    const size_t first = size_t(d.first_joint), count = size_t(joints_of(d));
+    std::vector<int> parents(s.parents.begin() + std::ptrdiff_t(first), s.parents.begin() + std::ptrdiff_t(first + count));
+    code_skeleton_joints(d.first_joint, std::span<const std::string>(s.names).subspan(first, count), parents,
+                         std::span<const vec3>(s.offsets).subspan(first, count), out, bounds, stop_beyond);
+}
+
+}  // namespace
+
 size_t detail::build_skeleton_defs_into(fb::FlatBufferBuilder& fbb, const PacketHeader& h, uint32_t message_id,
-                                std::span<const SkeletonDefInput> defs, std::span<const CharacterInfoInput> characters,
-                                std::span<const SkeletonRefInput> refs) {
+                                        std::span<const SkeletonDefInput> defs,
+                                        std::span<const std::span<const uint8_t>> coded,
+                                        std::span<const CharacterInfoInput> characters,
+                                        std::span<const SkeletonRefInput> refs) {
     if (defs.size() > kMaxDefsPerPacket || characters.size() > kMaxCharactersPerPacket || refs.size() > kMaxRefsPerPacket)
         throw std::invalid_argument("build_skeleton_defs: more than " + std::to_string(kMaxDefsPerPacket) +
                                     " definitions, " + std::to_string(kMaxCharactersPerPacket) + " characters or " +
                                     std::to_string(kMaxRefsPerPacket) + " references in one packet");
     std::vector<fb::Offset<wire::SkeletonDef>> def_offsets;
-    std::vector<uint8_t> packed;
-    std::vector<int16_t> parents;
-    std::vector<wire::Vec3> offsets;
-    for (const SkeletonDefInput& d : defs) {
-        check_def_input(d);
-        const Skeleton& s = *d.skeleton;
-        const int count = d.joint_count < 0 ? s.size() - d.first_joint : d.joint_count;
-        parents.clear();
-        offsets.clear();
-        pack_joint_names(std::span<const std::string>(s.names).subspan(size_t(d.first_joint), size_t(count)), packed);
-        for (int j = d.first_joint; j < d.first_joint + count; ++j) {
-            parents.push_back(int16_t(s.parents[size_t(j)]));
-            const vec3 o = s.offsets[size_t(j)];
-            offsets.emplace_back(o.x, o.y, o.z);
-        }
+    for (size_t i = 0; i < defs.size(); ++i) {
+        const SkeletonDefInput& d = defs[i];
         const auto name = fbb.CreateString(d.name.data(), d.name.size());
-        const auto names_vec = fbb.CreateVector(packed);
-        const auto parent_vec = fbb.CreateVector(parents);
-        const auto offset_vec = fbb.CreateVectorOfStructs(offsets);
-        def_offsets.push_back(wire::CreateSkeletonDef(fbb, d.skeleton_id, name, uint16_t(s.size()), uint16_t(d.first_joint),
-                                                      parent_vec, offset_vec, d.metres_per_unit, names_vec));
+        const auto coded_vec = fbb.CreateVector(coded[i].data(), coded[i].size());
+        wire::SkeletonDefBuilder b(fbb);
+        b.add_skeleton_id(d.skeleton_id);
+        b.add_name(name);
+        b.add_joint_count(uint16_t(d.skeleton->size()));
+        b.add_first_joint(uint16_t(d.first_joint));
+        b.add_metres_per_unit(d.metres_per_unit);
+        b.add_part_joints(uint16_t(joints_of(d)));
+        b.add_joints_coded(coded_vec);
+        def_offsets.push_back(b.Finish());
     }
     std::vector<fb::Offset<wire::CharacterInfo>> chars;
     for (const CharacterInfoInput& c : characters) {
@@ -170,26 +125,52 @@ std::vector<uint8_t> build_skeleton_defs(const PacketHeader& h, uint32_t message
                                          std::span<const SkeletonDefInput> defs,
                                          std::span<const CharacterInfoInput> characters,
                                          std::span<const SkeletonRefInput> refs) {
+    std::vector<std::vector<uint8_t>> coded(defs.size());
+    std::vector<std::span<const uint8_t>> spans;
+    for (size_t i = 0; i < defs.size(); ++i) {
+        check_def_input(defs[i]);
+        code_joints(defs[i], coded[i]);
+        spans.emplace_back(coded[i]);
+    }
     auto& fbb = builder();
-    build_skeleton_defs_into(fbb, h, message_id, defs, characters, refs);
+    build_skeleton_defs_into(fbb, h, message_id, defs, spans, characters, refs);
     return take(fbb, "build_skeleton_defs");
 }
 
+std::vector<uint8_t> build_skeleton_defs(const PacketHeader& h, uint32_t message_id, const SkeletonDefsPlan& plan) {
+    if (plan.coded.size() != plan.defs.size()) return build_skeleton_defs(h, message_id, plan.defs, plan.characters, plan.refs);
+    std::vector<std::span<const uint8_t>> spans(plan.coded.begin(), plan.coded.end());
+    auto& fbb = builder();
+    build_skeleton_defs_into(fbb, h, message_id, plan.defs, spans, plan.characters, plan.refs);
+    return take(fbb, "build_skeleton_defs");
+}
+
+// A packet's size depends on its coded joints only through their lengths, and grows with them: the
+// plan sizes each part with its joints' upper bound (zeros of that length), so every message built
+// from it fits. One coding pass per part gives the bound for every run length.
 std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInput> skeletons,
                                                  std::span<const CharacterInfoInput> characters, size_t max_bytes,
                                                  std::span<const SkeletonRefInput> refs) {
     max_bytes = std::min(max_bytes, kMaxDatagram);
     const PacketHeader worst{0xFFFF, 0xFFFF, 0xFFFFFFFFu};
+    std::vector<uint8_t> zeros;
+    std::vector<size_t> cur_bounds;  // per definition in cur: its coded joints' bound
     auto fits = [&](const SkeletonDefsPlan& p) {
         if (p.defs.size() > kMaxDefsPerPacket || p.characters.size() > kMaxCharactersPerPacket || p.refs.size() > kMaxRefsPerPacket)
             return false;
-        return build_skeleton_defs_into(builder(), worst, 0xFFFFFFFFu, p.defs, p.characters, p.refs) <= max_bytes;
+        std::vector<std::span<const uint8_t>> coded;
+        for (size_t b : cur_bounds) {
+            if (zeros.size() < b) zeros.resize(b);
+            coded.emplace_back(zeros.data(), b);
+        }
+        return build_skeleton_defs_into(builder(), worst, 0xFFFFFFFFu, p.defs, coded, p.characters, p.refs) <= max_bytes;
     };
     std::vector<SkeletonDefsPlan> plans;
     SkeletonDefsPlan cur;
     auto flush = [&] {
         if (!cur.defs.empty() || !cur.characters.empty() || !cur.refs.empty()) plans.push_back(std::move(cur));
         cur = {};
+        cur_bounds.clear();
     };
     // A small item (a reference, a character) into the current packet, or the next one.
     auto add_whole = [&](auto& list, const auto& item, const char* what) {
@@ -201,29 +182,37 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
         if (!fits(cur)) throw std::invalid_argument(std::string("plan_skeleton_defs: one ") + what + " does not fit the packet");
     };
     for (const SkeletonRefInput& r : refs) add_whole(cur.refs, r, "reference");
+    std::vector<uint8_t> scratch;
+    std::vector<size_t> bounds;
     for (const SkeletonDefInput& in : skeletons) {
         check_def_input(in);
-        const int end = in.joint_count < 0 ? in.skeleton->size() : in.first_joint + in.joint_count;
+        const int end = in.first_joint + joints_of(in);
         int j = in.first_joint;
         while (j < end) {
             SkeletonDefInput part = in;
             part.first_joint = j;
             part.joint_count = end - j;
+            scratch.clear();
+            code_joints(part, scratch, &bounds, max_bytes);  // no more than a datagram's worth
             cur.defs.push_back(part);
-            if (fits(cur)) {
+            cur_bounds.push_back(bounds.back());
+            if (int(bounds.size()) == end - j && fits(cur)) {  // coded whole and finished
+                cur.coded.push_back(scratch);
                 j = end;
                 break;
             }
             // Largest run [j, j + k) that still fits next to what the packet already holds.
-            int lo = 0, hi = end - j - 1;
+            int lo = 0, hi = std::min(end - j - 1, int(bounds.size()));
             while (lo < hi) {
                 const int mid = (lo + hi + 1) / 2;
                 cur.defs.back().joint_count = mid;
+                cur_bounds.back() = bounds[size_t(mid - 1)];
                 if (fits(cur)) lo = mid;
                 else hi = mid - 1;
             }
             if (lo == 0) {
                 cur.defs.pop_back();
+                cur_bounds.pop_back();
                 if (cur.defs.empty() && cur.characters.empty() && cur.refs.empty())
                     throw std::invalid_argument("plan_skeleton_defs: one joint does not fit " + std::to_string(max_bytes) +
                                                 " bytes");
@@ -231,6 +220,9 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
                 continue;
             }
             cur.defs.back().joint_count = lo;
+            cur_bounds.back() = bounds[size_t(lo - 1)];
+            cur.coded.emplace_back();
+            code_joints(cur.defs.back(), cur.coded.back());
             j += lo;
             flush();
         }

@@ -585,18 +585,35 @@ void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, 
         const Roster::CharacterEntry& e = roster_.characters.at(id);
         chars.push_back({id, e.skeleton, e.name});
     }
-    // Sealing adds up to kMaxSealOverhead bytes to every datagram.
-    for (const SkeletonDefsPlan& plan : plan_skeleton_defs(defs, chars, secure_ ? kMaxDatagram - kMaxSealOverhead : kMaxDatagram, refs)) {
+    for (const auto& plan : plans_for(defs, chars, refs)) {
         const uint32_t mid = next_message_id_++;
         std::vector<uint16_t> defines;
-        for (const CharacterInfoInput& c : plan.characters) defines.push_back(c.character_id);
+        for (const CharacterInfoInput& c : plan->characters) defines.push_back(c.character_id);
         // The plan's names and skeletons point into the roster, which outlives every message.
-        s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan.defs, plan.characters, plan.refs); },
+        s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, *plan); },
                               -1e9, -1, 0, false, std::move(defines), 0, {}});
         s.reliable.back().bytes = s.reliable.back().build({}).size();
-        for (const SkeletonDefInput& d : plan.defs) s.reliable.back().skeletons.push_back(d.skeleton_id);
-        for (const SkeletonRefInput& r : plan.refs) s.reliable.back().skeletons.push_back(r.skeleton_id);
+        for (const SkeletonDefInput& d : plan->defs) s.reliable.back().skeletons.push_back(d.skeleton_id);
+        for (const SkeletonRefInput& r : plan->refs) s.reliable.back().skeletons.push_back(r.skeleton_id);
     }
+}
+
+// Clients that join while the roster stands still are sent the same definitions: planned (and
+// their joints coded) once, for the first of them.
+const std::vector<std::shared_ptr<const SkeletonDefsPlan>>& Server::plans_for(std::span<const SkeletonDefInput> defs,
+                                                                               std::span<const CharacterInfoInput> chars,
+                                                                               std::span<const SkeletonRefInput> refs) {
+    PlanKey key;
+    for (const SkeletonDefInput& d : defs) key.defs.push_back(d.skeleton_id);
+    for (const SkeletonRefInput& r : refs) key.refs.push_back(r.skeleton_id);
+    for (const CharacterInfoInput& c : chars) key.characters.emplace_back(c.character_id, c.skeleton_id, std::string(c.name));
+    if (key == plan_key_ && !plans_.empty()) return plans_;
+    plans_.clear();
+    // Sealing adds up to kMaxSealOverhead bytes to every datagram.
+    for (SkeletonDefsPlan& p : plan_skeleton_defs(defs, chars, secure_ ? kMaxDatagram - kMaxSealOverhead : kMaxDatagram, refs))
+        plans_.push_back(std::make_shared<const SkeletonDefsPlan>(std::move(p)));
+    plan_key_ = std::move(key);
+    return plans_;
 }
 
 // Skeleton ids are never reused for another skeleton, so a hash computed once holds.

@@ -22,6 +22,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <kinesync/common/anim/pose.h>
@@ -179,6 +180,9 @@ private:
     double reliable_burst_bytes() const;  // what a session's reliable allowance may bank
     // Skeletons the client holds go by reference (SkeletonRef), the others in full.
     void queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters);
+    const std::vector<std::shared_ptr<const SkeletonDefsPlan>>& plans_for(std::span<const SkeletonDefInput> defs,
+                                                                          std::span<const CharacterInfoInput> chars,
+                                                                          std::span<const SkeletonRefInput> refs);
     const SkeletonHash& skeleton_hash_of(uint16_t skeleton);
     void send_snapshots(uint32_t tick);
     void account_unsent(Session& s);
@@ -213,6 +217,15 @@ private:
     std::vector<uint8_t> opened_;  // receive buffer of an opened sealed datagram
     SnapshotHistory history_;
     std::map<uint16_t, SkeletonHash> skeleton_hashes_;  // of roster skeletons, computed when first needed
+    // The last definitions planned (plans_for): skeletons by id (ids are never reused), characters
+    // as assigned.
+    struct PlanKey {
+        std::vector<uint16_t> defs, refs;
+        std::vector<std::tuple<uint16_t, uint16_t, std::string>> characters;
+        bool operator==(const PlanKey&) const = default;
+    };
+    PlanKey plan_key_;
+    std::vector<std::shared_ptr<const SkeletonDefsPlan>> plans_;
     EncodeCache encode_cache_;  // one tick's character encodings, shared by clients with the same baseline
     std::vector<CharacterSnapshot> now_;
     std::unique_ptr<WorkerPool> pool_;
