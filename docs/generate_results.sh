@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 build="${BUILD:-build}"
 clips="${CLIPS:-../shared/mocap}"
 validation="${VALIDATION:-}"
-filter="${BENCH_FILTER:-^velocity_cost/|^chain/cubic_cached/velocities/|^BM_WorldTick|^BM_Reconstruct/|^BM_ClientFrame/|^BM_(En|De)codeDelta/|^Capacity/64/16|^CapacityGameRig250|^CapacityStressRig1000|^Join|^BM_JoinDefinitions}"
+filter="${BENCH_FILTER:-^velocity_cost/|^chain/cubic_cached/velocities/|^BM_WorldTick|^BM_Reconstruct/|^BM_ClientFrame/|^BM_(En|De)codeDelta/|^Capacity/64/16|^CapacityGameRig250|^CapacityStressRig1000|^Join|^BM_JoinDefinitions|^BM_DecodeSkeletonDefs}"
 for tool in kinesync-server kinesync-replay kinesync-bench; do
   [ -x "$build/$tool" ] || { echo "generate_results: $build/$tool is missing (cmake --build $build)"; exit 1; }
 done

@@ -567,20 +567,23 @@ TEST(Protocol, SkeletonJointsAreCodedCompactlyLosslesslyAndMalformedStreamsAreRe
         }
         net::detail::SkeletonJoints out;
         std::string why;
-        ASSERT_EQ(net::detail::decode_skeleton_joints(coded, first, size_t(n), out, &why), DecodeError::None) << why;
+        size_t allowance = SIZE_MAX;  // no packet's allowance: up to 300 names of 64 random bytes
+        ASSERT_EQ(net::detail::decode_skeleton_joints(coded, first, size_t(n), out, &why, &allowance), DecodeError::None) << why;
         EXPECT_EQ(out.names, names);
         EXPECT_EQ(out.parents, parents);
         ASSERT_EQ(out.offsets.size(), offsets.size());
         EXPECT_EQ(std::memcmp(out.offsets.data(), offsets.data(), offsets.size() * sizeof(vec3)), 0) << "trial " << trial;
-        // Cut short by many bytes, or a byte more: refused.
+        // Cut short by more bytes than may be taken as zeros, or longer by more than that: refused
+        // (at the end if not before: the decoder would have to invent 8 bytes, or leave one unread).
         if (coded.size() > 12) {
             const std::vector<uint8_t> cut(coded.begin(), coded.end() - 8);
-            EXPECT_EQ(net::detail::decode_skeleton_joints(cut, first, size_t(n), out, &why), DecodeError::BadSkeleton);
+            allowance = SIZE_MAX;
+            EXPECT_NE(net::detail::decode_skeleton_joints(cut, first, size_t(n), out, &why, &allowance), DecodeError::None);
         }
-        std::vector<uint8_t> longer = coded;  // past the bytes the decoder may take as zeros
+        std::vector<uint8_t> longer = coded;
         longer.insert(longer.end(), kMaxImpliedBytes + 1, 0x5A);
-        EXPECT_EQ(net::detail::decode_skeleton_joints(longer, first, size_t(n), out, &why), DecodeError::BadSkeleton);
-        EXPECT_NE(why.find("left over"), std::string::npos) << why;
+        allowance = SIZE_MAX;
+        EXPECT_NE(net::detail::decode_skeleton_joints(longer, first, size_t(n), out, &why, &allowance), DecodeError::None);
     }
 
     const std::vector<vec3> o2 = {{0, 0, 0}, {1, 0, 0}};
@@ -603,7 +606,8 @@ TEST(Protocol, SkeletonJointsAreCodedCompactlyLosslesslyAndMalformedStreamsAreRe
         std::vector<uint8_t> flipped = coded;
         flipped[bit / 8] ^= uint8_t(1u << (bit % 8));
         net::detail::SkeletonJoints out;
-        if (net::detail::decode_skeleton_joints(flipped, 0, 3, out, nullptr) != DecodeError::None) continue;
+        size_t allowance = kMaxNewNameBytesPerPacket;
+        if (net::detail::decode_skeleton_joints(flipped, 0, 3, out, nullptr, &allowance) != DecodeError::None) continue;
         for (size_t i = 0; i < 3; ++i) {
             EXPECT_LE(out.names[i].size(), kMaxNameBytes);
             EXPECT_LT(out.parents[i], int(i));
@@ -611,6 +615,68 @@ TEST(Protocol, SkeletonJointsAreCodedCompactlyLosslesslyAndMalformedStreamsAreRe
             EXPECT_TRUE(std::isfinite(out.offsets[i].x) && std::isfinite(out.offsets[i].y) && std::isfinite(out.offsets[i].z));
         }
     }
+}
+
+// What one SkeletonDefs datagram may make a receiver decode is bounded whatever it compresses to:
+// at most kMaxJointsPerPacket joints (claims counted before any decoding, so entries repeating
+// one table count each time) and kMaxNewNameBytesPerPacket name bytes spelled out anew. The
+// planner keeps to both, so a skeleton whose names compress well still arrives, in more packets.
+TEST(Protocol, ASkeletonDefsPacketDecodesBoundedWorkAndThePlannerKeepsToTheBound) {
+    // 100 joints whose 62-byte names share nothing with the one before: 6,200 new bytes, a few
+    // hundred coded.
+    Skeleton s;
+    for (int j = 0; j < 100; ++j) {
+        s.names.push_back(std::string(62, j % 2 ? 'b' : 'a'));
+        s.parents.push_back(j - 1);
+        s.offsets.push_back({0, 1, 0});
+    }
+    std::vector<int> parents(s.parents.begin(), s.parents.end());
+    const std::vector<uint8_t> coded = coded_joints(0, s.names, parents, s.offsets);
+    ASSERT_LT(coded.size(), 900u);
+    const std::vector<uint8_t> first_30 = coded_joints(0, std::vector(s.names.begin(), s.names.begin() + 30),
+                                                       std::vector(parents.begin(), parents.begin() + 30),
+                                                       std::vector(s.offsets.begin(), s.offsets.begin() + 30));
+    EXPECT_EQ(decode_err(raw_skeleton_def_coded(100, 0, 30, first_30)), DecodeError::None) << "1,860 new name bytes";
+    EXPECT_EQ(decode_err(raw_skeleton_def_coded(100, 0, 100, coded)), DecodeError::BadSkeleton) << "6,200 new name bytes";
+
+    // Two entries claiming 200 joints each (one table twice): refused before decoding.
+    {
+        fb::FlatBufferBuilder fbb;
+        const auto cv = fbb.CreateVector(coded);
+        wire::SkeletonDefBuilder b(fbb);
+        b.add_skeleton_id(7);
+        b.add_joint_count(1000);
+        b.add_part_joints(200);
+        b.add_joints_coded(cv);
+        const auto def = b.Finish();
+        const std::vector<fb::Offset<wire::SkeletonDef>> twice = {def, def};
+        EXPECT_EQ(decode_err(raw_packet(fbb, wire::CreateSkeletonDefs(fbb, 1, fbb.CreateVector(twice)))), DecodeError::TooManyJoints);
+    }
+
+    // The planner: every packet within both bounds, decoded and assembled into the skeleton.
+    const SkeletonDefInput in{7, "s", &s, 1.0f};
+    const auto plans = plan_skeleton_defs({&in, 1}, {});
+    EXPECT_GE(plans.size(), 2u);
+    SkeletonAssembler assembler;
+    std::string error;
+    for (const auto& plan : plans) {
+        const DecodedPacket d = decode_packet(build_skeleton_defs({}, 1, plan)).value();
+        for (const wire::SkeletonDef* def : *d.message<wire::SkeletonDefs>()->defs()) ASSERT_TRUE(assembler.add(*def, &error)) << error;
+    }
+    const auto got = assembler.take(7, &error);
+    ASSERT_TRUE(got) << error;
+    EXPECT_EQ(got->skeleton.names, s.names);
+    // A 1,024-joint skeleton that repeats itself: within both bounds wherever it is split.
+    Skeleton chain;
+    for (int j = 0; j < kMaxJoints; ++j) {
+        chain.names.push_back("j");
+        chain.parents.push_back(j - 1);
+        chain.offsets.push_back({0, 1, 0});
+    }
+    const SkeletonDefInput whole{8, "chain", &chain, 1.0f};
+    const CharacterInfoInput character{1, 8, "c"};
+    for (const auto& plan : plan_skeleton_defs({&whole, 1}, {&character, 1}))
+        EXPECT_EQ(decode_err(build_skeleton_defs({}, 1, plan)), DecodeError::None);
 }
 
 TEST(Protocol, ConnectRequestIsNoSmallerThanAnyUnauthenticatedReply) {

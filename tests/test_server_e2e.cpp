@@ -6,6 +6,7 @@
 #include <random>
 
 #include <kinesync/common/record/recording.h>
+#include <kinesync/offline/builtin_motion.h>
 #include "tests/support/snapshot_entries.h"
 #include "tests/support/udp_harness.h"
 #include "tests/support/scratch.h"
@@ -455,4 +456,55 @@ TEST(ServerE2E, AThousandJointRigStreamsUnderLossAndOneCorruptCharacterCostsOnly
     EXPECT_EQ(per_part.size(), plan_parts(1000).size());
     for (const auto& [first, n] : per_part) EXPECT_GT(n, 100u) << "part at joint " << first;
     EXPECT_GT(poses, 150u);
+}
+
+// The server plans a join's definitions once for every client that joins while the roster stands
+// still (Server::plans_for): a client that joins after a character was added is sent it, and one
+// that joins after a character left is not, whether or not anyone was connected meanwhile.
+TEST(ServerE2E, ClientsJoiningAfterTheRosterChangedAreSentTheRosterAsItIs) {
+    quiet_server_logger();
+    StreamServerConfig sc;
+    sc.port = 0;
+    StreamServer server(sc);
+    const Skeleton body = builtin_skeleton();
+    const uint16_t sk = server.add_skeleton("body", body, 1.0f);
+    std::vector<uint16_t> chars{server.add_character(sk, "first")};
+    std::atomic<int> want{1}, have{1};  // characters asked for by the test, in the roster
+    std::atomic<bool> stop{false};
+    std::thread ticker([&] {  // the game's thread: every roster change and pose from here
+        const Pose pose(body.size());
+        while (!stop) {
+            if (want > have && have == 1) chars.push_back(server.add_character(sk, "second"));
+            if (want < have) {
+                server.remove_character(chars.front());
+                chars.erase(chars.begin());
+            }
+            have = int(chars.size());
+            for (uint16_t c : chars) server.set_pose(c, pose);
+            server.end_tick();
+            std::this_thread::sleep_for(std::chrono::milliseconds(16));
+        }
+    });
+    auto join = [&](size_t characters) {
+        auto c = std::make_unique<UdpClient>(server.port());
+        c->session.connect(c->now());
+        const bool ok = c->run_until([&] { return c->session.skeletons_ready() && c->session.characters().size() == characters; });
+        EXPECT_TRUE(ok) << c->session.characters().size() << " characters, " << characters << " expected";
+        return c;
+    };
+    {
+        const auto a = join(1);
+        a->session.disconnect(a->now());
+        a->pump();
+        ASSERT_TRUE(wait_until([&] { return server.stats().clients.empty(); }));
+    }
+    want = 2;  // added with nobody connected: no plan made for the change
+    ASSERT_TRUE(wait_until([&] { return have == 2; }));
+    const auto c = join(2), b = join(2);  // b with c's plan
+    want = 1;  // removed: the clients are told by an event, no plan made
+    ASSERT_TRUE(wait_until([&] { return have == 1; }));
+    const auto d = join(1);
+    stop = true;
+    ticker.join();
+    EXPECT_EQ(d->session.characters(), std::vector<uint16_t>{chars.front()}) << "the one that stayed";
 }

@@ -159,3 +159,44 @@ void BM_JoinDefinitions(benchmark::State& state, const char* rig) {
 
 BENCHMARK_CAPTURE(BM_JoinDefinitions, game_rig_250, "game")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_JoinDefinitions, stress_rig_1000, "stress")->Unit(benchmark::kMicrosecond);
+
+namespace {
+
+// What one SkeletonDefs datagram costs the client that receives it (decode_packet's checks, then
+// the assembler's decoding of each part): a game rig's part as the server plans it, and the most a
+// hostile datagram can ask within kMaxJointsPerPacket and kMaxNewNameBytesPerPacket (names that
+// spell out all the new bytes allowed, then joints that repeat the one before, nearly free to code).
+void BM_DecodeSkeletonDefs(benchmark::State& state, bool hostile) {
+    Skeleton s;
+    if (hostile) {
+        for (int j = 0; j < net::kMaxJointsPerPacket; ++j) {
+            const bool fresh = size_t(j) < net::kMaxNewNameBytesPerPacket / 64;
+            s.names.push_back(std::string(64, fresh && j % 2 ? 'b' : 'a'));
+            s.parents.push_back(j - 1);
+            s.offsets.push_back({0, 1, 0});
+        }
+    } else {
+        s = make_rig("game", builtin_clip("walk")).skeleton;
+    }
+    const net::SkeletonDefInput def{1, "s", &s, 1.0f};
+    const std::vector<uint8_t> datagram = net::build_skeleton_defs({}, 1, net::plan_skeleton_defs({&def, 1}, {}).front());
+    size_t joints = 0;
+    for (auto _ : state) {
+        const auto d = net::decode_packet(datagram);
+        if (!d) state.SkipWithError("refused");
+        net::SkeletonAssembler a;
+        joints = 0;
+        for (const auto* part : *d->message<net::wire::SkeletonDefs>()->defs()) {
+            a.add(*part);
+            joints += part->part_joints();
+        }
+        benchmark::DoNotOptimize(a);
+    }
+    state.counters["bytes"] = double(datagram.size());
+    state.counters["joints"] = double(joints);
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_DecodeSkeletonDefs, game_rig_part, false)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_DecodeSkeletonDefs, hostile_limits, true)->Unit(benchmark::kMicrosecond);

@@ -62,6 +62,11 @@ constexpr size_t kMaxNameBytes = 64;            // skeleton, joint and character
 constexpr size_t kMaxReasonBytes = 128;         // Disconnect.reason
 constexpr size_t kMaxPreAuthReasonBytes = 32;   // Disconnect sent to an unauthenticated peer
 constexpr int kMaxJoints = 1024;                // SkeletonDef.joint_count
+// One SkeletonDefs packet's joints (SkeletonDef.part_joints summed) and the joint-name bytes its
+// coded streams spell out anew (not shared with the previous name): what a datagram may make a
+// receiver decode, whatever it compresses to.
+constexpr int kMaxJointsPerPacket = 256;
+constexpr size_t kMaxNewNameBytesPerPacket = 2 * 1200;
 constexpr size_t kMaxAckIds = 64;               // Ack.reliable_ids
 constexpr size_t kMaxEvents = 64;               // Events.events
 // ChallengeResponse.known_skeletons: skeletons a client says it holds (32-byte hashes), and the

@@ -78,9 +78,14 @@ DecodeError check_message(const wire::Packet& p, size_t size) {
             if ((m->defs() && m->defs()->size() > kMaxDefsPerPacket) ||
                 (m->characters() && m->characters()->size() > kMaxCharactersPerPacket))
                 return DecodeError::TooManyElements;
-            if (m->defs())
+            if (m->defs()) {
+                int joints = 0;  // before any decoding: the parts' claims (entries may repeat one table)
+                for (const wire::SkeletonDef* d : *m->defs()) joints += d->part_joints();
+                if (joints > kMaxJointsPerPacket) return DecodeError::TooManyJoints;
+                size_t new_name_bytes = kMaxNewNameBytesPerPacket;
                 for (const wire::SkeletonDef* d : *m->defs())
-                    if (DecodeError e = check_skeleton_def(*d, nullptr); e != DecodeError::None) return e;
+                    if (DecodeError e = check_skeleton_def(*d, nullptr, &new_name_bytes); e != DecodeError::None) return e;
+            }
             if (m->characters())
                 for (const wire::CharacterInfo* c : *m->characters())
                     if (c->name() && c->name()->size() > kMaxNameBytes) return DecodeError::StringTooLong;

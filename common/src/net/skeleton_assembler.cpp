@@ -16,7 +16,8 @@ bool SkeletonAssembler::add(const wire::SkeletonDef& part, std::string* error) {
     };
     std::string why;
     detail::SkeletonJoints joints;
-    if (check_skeleton_def(part, &why, &joints) != DecodeError::None) return fail(why);
+    size_t new_name_bytes = kMaxNewNameBytesPerPacket;  // a part of a checked packet holds no more
+    if (check_skeleton_def(part, &why, &new_name_bytes, &joints) != DecodeError::None) return fail(why);
     const uint16_t id = part.skeleton_id();
     const int count = part.joint_count();
     const float mpu = part.metres_per_unit();

@@ -160,7 +160,7 @@ void code_skeleton_joints(int first, std::span<const std::string> names, std::sp
 }
 
 DecodeError decode_skeleton_joints(std::span<const uint8_t> in, int first, size_t n, SkeletonJoints& out,
-                                   std::string* why) {
+                                   std::string* why, size_t* new_name_bytes) {
     auto fail = [&](const std::string& w, DecodeError e = DecodeError::BadSkeleton) {
         if (why) *why = w;
         return e;
@@ -180,6 +180,10 @@ DecodeError decode_skeleton_joints(std::span<const uint8_t> in, int first, size_
         const std::string& prev = i > 0 ? out.names[i - 1] : out.names[i];  // the first shares nothing
         if (shared > (i > 0 ? prev.size() : 0)) return fail(where() + "'s name shares more than the previous name has");
         if (shared + fresh > kMaxNameBytes) return fail(where() + "'s name is too long", DecodeError::StringTooLong);
+        if (fresh > *new_name_bytes)
+            return fail(where() + "'s name: more new name bytes than one packet may carry (" +
+                        std::to_string(kMaxNewNameBytesPerPacket) + ")");
+        *new_name_bytes -= fresh;
         std::string name(prev, 0, shared);
         for (size_t k = 0; k < fresh; ++k) name.push_back(char(tree(r, m.name_byte, 0)));
         out.names[i] = std::move(name);

@@ -38,8 +38,9 @@ void code_skeleton_joints(int first, std::span<const std::string> names, std::sp
 // Decodes `n` joints starting at joint `first` into `out`. Refuses, with *why (when given): a name
 // over kMaxNameBytes (StringTooLong) or sharing more than the previous name has, a parent not
 // before its joint or below -1, a non-finite offset, a match of no earlier joint, a stream that
-// ends early or has bytes left over (BadSkeleton).
+// ends early or has bytes left over, or names spelling out more new bytes than *new_name_bytes
+// holds (BadSkeleton); takes the new bytes from *new_name_bytes (a packet's allowance).
 DecodeError decode_skeleton_joints(std::span<const uint8_t> in, int first, size_t n, SkeletonJoints& out,
-                                   std::string* why);
+                                   std::string* why, size_t* new_name_bytes);
 
 }  // namespace ks::net::detail

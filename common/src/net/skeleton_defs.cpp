@@ -14,7 +14,8 @@ namespace fb = ::flatbuffers;
 using namespace detail;
 
 // The semantic limits of one SkeletonDef (a whole skeleton or a part), its joints decoded.
-DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* why, SkeletonJoints* joints) {
+DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* why, size_t* new_name_bytes,
+                                       SkeletonJoints* joints) {
     auto fail = [&](DecodeError e, const std::string& w) {
         if (why) *why = "skeleton " + std::to_string(d.skeleton_id()) + ": " + w;
         return e;
@@ -35,7 +36,7 @@ DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* 
     SkeletonJoints scratch;
     std::string joints_why;
     const std::span<const uint8_t> coded(d.joints_coded()->data(), d.joints_coded()->size());
-    if (const DecodeError e = decode_skeleton_joints(coded, first, size_t(n), joints ? *joints : scratch, &joints_why);
+    if (const DecodeError e = decode_skeleton_joints(coded, first, size_t(n), joints ? *joints : scratch, &joints_why, new_name_bytes);
         e != DecodeError::None)
         return fail(e, joints_why);
     return DecodeError::None;
@@ -75,6 +76,23 @@ void code_joints(const SkeletonDefInput& d, std::vector<uint8_t>& out, std::vect
     std::vector<int> parents(s.parents.begin() + std::ptrdiff_t(first), s.parents.begin() + std::ptrdiff_t(first + count));
     code_skeleton_joints(d.first_joint, std::span<const std::string>(s.names).subspan(first, count), parents,
                          std::span<const vec3>(s.offsets).subspan(first, count), out, bounds, stop_beyond);
+}
+
+// The name bytes a part's first k joints spell out anew (the first joint's whole name, then what
+// each does not share with the one before), for k = 1 .. its joints.
+std::vector<size_t> new_name_bytes(const SkeletonDefInput& d) {
+    std::vector<size_t> sums;
+    std::string_view prev;
+    size_t total = 0;
+    for (int j = d.first_joint; j < d.first_joint + joints_of(d); ++j) {
+        const std::string& n = d.skeleton->names[size_t(j)];
+        size_t shared = 0;
+        while (shared < n.size() && shared < prev.size() && n[shared] == prev[shared]) ++shared;
+        total += n.size() - shared;
+        sums.push_back(total);
+        prev = n;
+    }
+    return sums;
 }
 
 }  // namespace
@@ -154,10 +172,15 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
     max_bytes = std::min(max_bytes, kMaxDatagram);
     const PacketHeader worst{0xFFFF, 0xFFFF, 0xFFFFFFFFu};
     std::vector<uint8_t> zeros;
-    std::vector<size_t> cur_bounds;  // per definition in cur: its coded joints' bound
+    std::vector<size_t> cur_bounds, cur_names;  // per definition in cur: its coded joints' bound, its new name bytes
     auto fits = [&](const SkeletonDefsPlan& p) {
         if (p.defs.size() > kMaxDefsPerPacket || p.characters.size() > kMaxCharactersPerPacket || p.refs.size() > kMaxRefsPerPacket)
             return false;
+        int joints = 0;
+        for (const SkeletonDefInput& d : p.defs) joints += d.joint_count;
+        size_t names = 0;
+        for (size_t n : cur_names) names += n;
+        if (joints > kMaxJointsPerPacket || names > kMaxNewNameBytesPerPacket) return false;
         std::vector<std::span<const uint8_t>> coded;
         for (size_t b : cur_bounds) {
             if (zeros.size() < b) zeros.resize(b);
@@ -171,6 +194,7 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
         if (!cur.defs.empty() || !cur.characters.empty() || !cur.refs.empty()) plans.push_back(std::move(cur));
         cur = {};
         cur_bounds.clear();
+        cur_names.clear();
     };
     // A small item (a reference, a character) into the current packet, or the next one.
     auto add_whole = [&](auto& list, const auto& item, const char* what) {
@@ -183,7 +207,7 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
     };
     for (const SkeletonRefInput& r : refs) add_whole(cur.refs, r, "reference");
     std::vector<uint8_t> scratch;
-    std::vector<size_t> bounds;
+    std::vector<size_t> bounds, names;
     for (const SkeletonDefInput& in : skeletons) {
         check_def_input(in);
         const int end = in.first_joint + joints_of(in);
@@ -194,8 +218,10 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
             part.joint_count = end - j;
             scratch.clear();
             code_joints(part, scratch, &bounds, max_bytes);  // no more than a datagram's worth
+            names = new_name_bytes(part);
             cur.defs.push_back(part);
             cur_bounds.push_back(bounds.back());
+            cur_names.push_back(names.back());
             if (int(bounds.size()) == end - j && fits(cur)) {  // coded whole and finished
                 cur.coded.push_back(scratch);
                 j = end;
@@ -207,12 +233,14 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
                 const int mid = (lo + hi + 1) / 2;
                 cur.defs.back().joint_count = mid;
                 cur_bounds.back() = bounds[size_t(mid - 1)];
+                cur_names.back() = names[size_t(mid - 1)];
                 if (fits(cur)) lo = mid;
                 else hi = mid - 1;
             }
             if (lo == 0) {
                 cur.defs.pop_back();
                 cur_bounds.pop_back();
+                cur_names.pop_back();
                 if (cur.defs.empty() && cur.characters.empty() && cur.refs.empty())
                     throw std::invalid_argument("plan_skeleton_defs: one joint does not fit " + std::to_string(max_bytes) +
                                                 " bytes");
@@ -221,6 +249,7 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
             }
             cur.defs.back().joint_count = lo;
             cur_bounds.back() = bounds[size_t(lo - 1)];
+            cur_names.back() = names[size_t(lo - 1)];
             cur.coded.emplace_back();
             code_joints(cur.defs.back(), cur.coded.back());
             j += lo;

@@ -588,21 +588,21 @@ void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, 
     for (const auto& plan : plans_for(defs, chars, refs)) {
         const uint32_t mid = next_message_id_++;
         std::vector<uint16_t> defines;
-        for (const CharacterInfoInput& c : plan->characters) defines.push_back(c.character_id);
-        // The plan's names and skeletons point into the roster, which outlives every message.
-        s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, *plan); },
+        for (const CharacterInfoInput& c : plan->plan.characters) defines.push_back(c.character_id);
+        // The plan's skeletons point into the roster, which keeps every skeleton; it owns its names.
+        s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan->plan); },
                               -1e9, -1, 0, false, std::move(defines), 0, {}});
         s.reliable.back().bytes = s.reliable.back().build({}).size();
-        for (const SkeletonDefInput& d : plan->defs) s.reliable.back().skeletons.push_back(d.skeleton_id);
-        for (const SkeletonRefInput& r : plan->refs) s.reliable.back().skeletons.push_back(r.skeleton_id);
+        for (const SkeletonDefInput& d : plan->plan.defs) s.reliable.back().skeletons.push_back(d.skeleton_id);
+        for (const SkeletonRefInput& r : plan->plan.refs) s.reliable.back().skeletons.push_back(r.skeleton_id);
     }
 }
 
 // Clients that join while the roster stands still are sent the same definitions: planned (and
 // their joints coded) once, for the first of them.
-const std::vector<std::shared_ptr<const SkeletonDefsPlan>>& Server::plans_for(std::span<const SkeletonDefInput> defs,
-                                                                               std::span<const CharacterInfoInput> chars,
-                                                                               std::span<const SkeletonRefInput> refs) {
+const std::vector<std::shared_ptr<const Server::OwnedPlan>>& Server::plans_for(std::span<const SkeletonDefInput> defs,
+                                                                                std::span<const CharacterInfoInput> chars,
+                                                                                std::span<const SkeletonRefInput> refs) {
     PlanKey key;
     for (const SkeletonDefInput& d : defs) key.defs.push_back(d.skeleton_id);
     for (const SkeletonRefInput& r : refs) key.refs.push_back(r.skeleton_id);
@@ -610,8 +610,15 @@ const std::vector<std::shared_ptr<const SkeletonDefsPlan>>& Server::plans_for(st
     if (key == plan_key_ && !plans_.empty()) return plans_;
     plans_.clear();
     // Sealing adds up to kMaxSealOverhead bytes to every datagram.
-    for (SkeletonDefsPlan& p : plan_skeleton_defs(defs, chars, secure_ ? kMaxDatagram - kMaxSealOverhead : kMaxDatagram, refs))
-        plans_.push_back(std::make_shared<const SkeletonDefsPlan>(std::move(p)));
+    for (SkeletonDefsPlan& p : plan_skeleton_defs(defs, chars, secure_ ? kMaxDatagram - kMaxSealOverhead : kMaxDatagram, refs)) {
+        auto owned = std::make_shared<OwnedPlan>();
+        owned->plan = std::move(p);
+        auto own = [&](std::string_view& v) { v = owned->names.emplace_back(v); };  // a deque keeps its elements in place
+        for (SkeletonDefInput& d : owned->plan.defs) own(d.name);
+        for (CharacterInfoInput& c : owned->plan.characters) own(c.name);
+        for (SkeletonRefInput& r : owned->plan.refs) own(r.name);
+        plans_.push_back(std::move(owned));
+    }
     plan_key_ = std::move(key);
     return plans_;
 }

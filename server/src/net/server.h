@@ -15,6 +15,7 @@
 #include <asio.hpp>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -180,9 +181,15 @@ private:
     double reliable_burst_bytes() const;  // what a session's reliable allowance may bank
     // Skeletons the client holds go by reference (SkeletonRef), the others in full.
     void queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters);
-    const std::vector<std::shared_ptr<const SkeletonDefsPlan>>& plans_for(std::span<const SkeletonDefInput> defs,
-                                                                          std::span<const CharacterInfoInput> chars,
-                                                                          std::span<const SkeletonRefInput> refs);
+    // A plan of definitions holding its own copies of the names it sends: a character may leave
+    // the roster while its message is still being resent (skeletons never leave).
+    struct OwnedPlan {
+        SkeletonDefsPlan plan;
+        std::deque<std::string> names;
+    };
+    const std::vector<std::shared_ptr<const OwnedPlan>>& plans_for(std::span<const SkeletonDefInput> defs,
+                                                                   std::span<const CharacterInfoInput> chars,
+                                                                   std::span<const SkeletonRefInput> refs);
     const SkeletonHash& skeleton_hash_of(uint16_t skeleton);
     void send_snapshots(uint32_t tick);
     void account_unsent(Session& s);
@@ -225,7 +232,7 @@ private:
         bool operator==(const PlanKey&) const = default;
     };
     PlanKey plan_key_;
-    std::vector<std::shared_ptr<const SkeletonDefsPlan>> plans_;
+    std::vector<std::shared_ptr<const OwnedPlan>> plans_;
     EncodeCache encode_cache_;  // one tick's character encodings, shared by clients with the same baseline
     std::vector<CharacterSnapshot> now_;
     std::unique_ptr<WorkerPool> pool_;
