@@ -181,11 +181,9 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
         size_t names = 0;
         for (size_t n : cur_names) names += n;
         if (joints > kMaxJointsPerPacket || names > kMaxNewNameBytesPerPacket) return false;
+        for (size_t b : cur_bounds) zeros.resize(std::max(zeros.size(), b));  // before any span points into it
         std::vector<std::span<const uint8_t>> coded;
-        for (size_t b : cur_bounds) {
-            if (zeros.size() < b) zeros.resize(b);
-            coded.emplace_back(zeros.data(), b);
-        }
+        for (size_t b : cur_bounds) coded.emplace_back(zeros.data(), b);
         return build_skeleton_defs_into(builder(), worst, 0xFFFFFFFFu, p.defs, coded, p.characters, p.refs) <= max_bytes;
     };
     std::vector<SkeletonDefsPlan> plans;
