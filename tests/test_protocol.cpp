@@ -542,7 +542,7 @@ TEST(Protocol, SkeletonJointsAreCodedCompactlyLosslesslyAndMalformedStreamsAreRe
         for (int i = 0; i < n; ++i) {
             const int j = first + i;
             std::string name = i > 0 && rng.uniform(0, 1) < 0.5 ? names.back().substr(0, size_t(rng.uniform(0, 10))) : "";
-            while (name.size() < size_t(rng.uniform(0, float(kMaxNameBytes)))) name.push_back(char(rng.uniform(0, 255.99f)));
+            while (name.size() < size_t(rng.uniform(0, float(kMaxNameBytes)))) name.push_back(char(uint8_t(rng.uniform(0, 255.99f))));
             names.push_back(name.substr(0, kMaxNameBytes));
             const float r = rng.uniform(0, 1);
             parents.push_back(r < 0.5f ? j - 1 : r < 0.7f && i > 0 ? parents.back() : int(std::floor(rng.uniform(-1, float(j) - 0.01f))));
