@@ -122,8 +122,7 @@ void code_skeleton_joints(int first, std::span<const std::string> names, std::sp
         const int j = first + int(i);
         // Name: bytes shared with the previous name, then the new ones.
         const std::string_view name = std::string_view(names[i]).substr(0, (1u << kNameLengthBits) - 1);
-        size_t shared = 0;
-        while (shared < name.size() && shared < prev.size() && name[shared] == prev[shared]) ++shared;
+        const size_t shared = shared_prefix(name, prev);
         name_length(w, m.name_shared, shared);
         name_length(w, m.name_new, name.size() - shared);
         for (size_t k = shared; k < name.size(); ++k) tree(w, m.name_byte, uint8_t(name[k]));

@@ -13,11 +13,19 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/src/net/protocol.h"
 
 namespace ks::net::detail {
+
+// How many leading bytes a name shares with the one before it (what front coding leaves out).
+inline size_t shared_prefix(std::string_view name, std::string_view prev) {
+    size_t n = 0;
+    while (n < name.size() && n < prev.size() && name[n] == prev[n]) ++n;
+    return n;
+}
 
 struct SkeletonJoints {
     std::vector<std::string> names;

@@ -86,9 +86,7 @@ std::vector<size_t> new_name_bytes(const SkeletonDefInput& d) {
     size_t total = 0;
     for (int j = d.first_joint; j < d.first_joint + joints_of(d); ++j) {
         const std::string& n = d.skeleton->names[size_t(j)];
-        size_t shared = 0;
-        while (shared < n.size() && shared < prev.size() && n[shared] == prev[shared]) ++shared;
-        total += n.size() - shared;
+        total += n.size() - detail::shared_prefix(n, prev);
         sums.push_back(total);
         prev = n;
     }
