@@ -6,7 +6,7 @@
 // a 1 s warm-up (handshakes); kbytes_per_client_per_s (wire bytes sent to each client, IPv4 and UDP
 // headers included); all_shown_max_s, the tick the slowest client first showed every character
 // whole, in seconds from the start (-1: some client never did; clients_not_showing_all says how
-// many).
+// many); server_history_mb, the states the server keeps for baselines (SnapshotHistory).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -70,6 +70,7 @@ void report(benchmark::State& state, const InProcessRig& rig, int clients, std::
         held += s->decoder().held_bytes();
     }
     state.counters["client_history_mb_per_client"] = double(held) / double(clients) / 1e6;
+    state.counters["server_history_mb"] = double(rig.server().history().held_bytes()) / 1e6;
     state.counters["characters_per_client_per_s"] = double(received) / double(clients) / seconds;
     size_t wire = 0;
     for (int c = 0; c < clients; ++c)

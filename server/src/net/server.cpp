@@ -813,9 +813,11 @@ void Server::publish(const TickFrame& frame) {
     };
     if (pool_) pool_->parallel_for(known.size(), quantize);
     else for (size_t i = 0; i < known.size(); ++i) quantize(i);
-    history_.add(frame.tick, now_);
     const int every = std::max(1, int(std::lround(cfg_.tick_hz / cfg_.snapshot_hz)));
-    if (frame.tick % uint32_t(every) == 0) send_snapshots(frame.tick);
+    if (frame.tick % uint32_t(every) == 0) {
+        history_.add(frame.tick, now_, pool_.get());
+        send_snapshots(frame.tick);
+    }
     const double t = now_s();
     std::vector<uint32_t> timed_out, drop_later;
     for (auto& [key, s] : sessions_) {

@@ -152,6 +152,7 @@ public:
     const ServerStats& stats() const { return stats_; }
     std::vector<ClientReport> clients() const;
     const EncodeCache& encode_cache() const { return encode_cache_; }
+    const SnapshotHistory& history() const { return history_; }
 
 private:
     struct Session;

@@ -1,21 +1,35 @@
 #include "server/src/net/snapshot_builder.h"
 
 #include "common/src/util/refusal_text.h"
+#include "common/src/util/worker_pool.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace ks {
 
-void SnapshotHistory::add(uint32_t tick, std::span<const CharacterSnapshot> characters) {
-    for (const CharacterSnapshot& c : characters) {
-        auto& ring = rings_[c.id];
+void SnapshotHistory::add(uint32_t tick, std::span<const CharacterSnapshot> characters, WorkerPool* pool) {
+    std::vector<Entry*> slots(characters.size());
+    for (size_t i = 0; i < characters.size(); ++i) {
+        auto& ring = rings_[characters[i].id];
         if (ring.empty()) ring.resize(capacity_);
-        Entry& e = ring[tick % capacity_];
+        slots[i] = &ring[tick % capacity_];
+    }
+    auto copy = [&](size_t i) {
+        Entry& e = *slots[i];
         e.tick = tick;
         e.valid = true;
-        e.state = c.state;
-    }
+        e.state = characters[i].state;
+    };
+    if (pool) pool->parallel_for(characters.size(), copy);
+    else for (size_t i = 0; i < characters.size(); ++i) copy(i);
+}
+
+size_t SnapshotHistory::held_bytes() const {
+    size_t bytes = 0;
+    for (const auto& [id, ring] : rings_)
+        for (const Entry& e : ring) bytes += e.state.joints.capacity() * sizeof(QJoint);
+    return bytes;
 }
 
 const QCharacter* SnapshotHistory::find(uint16_t id, uint32_t tick) const {

@@ -17,13 +17,19 @@
 
 namespace ks {
 
-// Recent quantized states of every character, shared by all clients of a server.
+class WorkerPool;
+
+// Recent quantized states of every character, shared by all clients of a server. Only the ticks a
+// snapshot was built for need keeping (baselines and contexts are states a client was sent).
 class SnapshotHistory {
 public:
     explicit SnapshotHistory(uint32_t capacity_ticks = kHistoryTicks) : capacity_(capacity_ticks) {}
-    void add(uint32_t tick, std::span<const CharacterSnapshot> characters);
+    // Copies on `pool` when given: a character's first pass through its ring writes fresh memory,
+    // whose page faults were the largest cost of a crowd's first seconds on one thread.
+    void add(uint32_t tick, std::span<const CharacterSnapshot> characters, WorkerPool* pool = nullptr);
     const QCharacter* find(uint16_t id, uint32_t tick) const;
     uint32_t capacity() const { return capacity_; }
+    size_t held_bytes() const;  // the joints kept, every character's ring
 
 private:
     struct Entry {
