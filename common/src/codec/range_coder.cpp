@@ -22,14 +22,8 @@ void RangeEncoder::shift_low() {
     low_ = (low_ & 0x00FFFFFFu) << 8;
 }
 
-// A probability of 0 or kProbOne would leave no room for one of the two symbols (the encoder's
-// range would reach 0 and never renormalise): both ends keep every probability within 1..4095.
-namespace {
-uint32_t usable(uint32_t p0) { return std::clamp<uint32_t>(p0, 1, kProbOne - 1); }
-}  // namespace
-
 void RangeEncoder::encode_bit(uint32_t p0, int bit) {
-    const uint32_t bound = (range_ >> kProbBits) * usable(p0);
+    const uint32_t bound = (range_ >> kProbBits) * usable_probability(p0);
     if (bit == 0) {
         range_ = bound;
     } else {
@@ -68,30 +62,6 @@ void RangeEncoder::finish() {
 
 RangeDecoder::RangeDecoder(std::span<const uint8_t> in) : in_(in) {
     for (int i = 0; i < 4; ++i) code_ = (code_ << 8) | next_byte();
-}
-
-uint8_t RangeDecoder::next_byte() {
-    if (pos_ < in_.size()) return in_[pos_++];
-    ++overrun_;
-    return 0;
-}
-
-int RangeDecoder::decode_bit(uint32_t p0) {
-    const uint32_t bound = (range_ >> kProbBits) * usable(p0);
-    int bit;
-    if (code_ < bound) {
-        range_ = bound;
-        bit = 0;
-    } else {
-        code_ -= bound;
-        range_ -= bound;
-        bit = 1;
-    }
-    while (range_ < (1u << 24)) {
-        range_ <<= 8;
-        code_ = (code_ << 8) | next_byte();
-    }
-    return bit;
 }
 
 uint32_t RangeDecoder::decode_bypass(int nbits) {
