@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <random>
+#include <set>
 
 #include <kinesync/offline/builtin_motion.h>
 #include <kinesync/offline/game_rig.h>
@@ -518,4 +519,45 @@ TEST(Parts, TicksAlternatingAWindowApartDoNotGrowTheReceiver) {
         if (i == 10) early = s.decoder.held_bytes();
     }
     EXPECT_LE(s.decoder.held_bytes(), early + kHistoryTicks * sizeof(uint32_t));
+}
+
+TEST(Parts, RecycledPosesCarryTheNextStatesInTheirOwnBuffers) {
+    const Clip clip = builtin_clip("walk");
+    const SkeletonPrecision prec = plan_precision(clip.skeleton, clip.metres_per_unit);
+    const JointRange all{0, uint32_t(clip.joints())};
+    SnapshotAssembler a(60.0f);
+    auto deliver = [&](uint16_t id, uint32_t t) {
+        const QCharacter q = quantize_character(test::sample_pose(clip, double(t + id) / 60.0), clip.skeleton, prec, 0);
+        a.begin_datagram(t, 0, 1);
+        a.add(id, t, q, all, clip.skeleton, prec);
+        a.end_datagram(t);
+        Pose want(clip.joints());
+        dequantize_character(want, q, clip.skeleton, prec);
+        return want;
+    };
+    deliver(1, 2);
+    deliver(2, 2);
+    std::vector<SnapshotAssembler::Ready> first = a.take_ready();
+    ASSERT_EQ(first.size(), 2u);
+    std::set<const vec3*> buffers;
+    for (const SnapshotAssembler::Ready& r : first) buffers.insert(r.pose.pos.data());
+    a.recycle(std::move(first));
+    const Pose want1 = deliver(1, 4), want2 = deliver(2, 4);
+    const std::vector<SnapshotAssembler::Ready> next = a.take_ready();
+    ASSERT_EQ(next.size(), 2u);
+    for (const SnapshotAssembler::Ready& r : next) {
+        EXPECT_EQ(buffers.count(r.pose.pos.data()), 1u) << "character " << r.id << ": a recycled buffer";
+        const Pose& want = r.id == 1 ? want1 : want2;
+        for (int j = 0; j < clip.joints(); ++j) {
+            EXPECT_EQ(r.pose.pos[size_t(j)].x, want.pos[size_t(j)].x) << j;
+            EXPECT_EQ(r.pose.rot[size_t(j)].w, want.rot[size_t(j)].w) << j;
+            EXPECT_EQ(r.pose.ang[size_t(j)].y, want.ang[size_t(j)].y) << j;
+        }
+    }
+    // Spares are bounded: a flood of used poses keeps two a character.
+    std::vector<SnapshotAssembler::Ready> many(50);
+    for (SnapshotAssembler::Ready& r : many) r.pose = Pose(clip.joints());
+    a.recycle(std::move(many));
+    deliver(1, 6);
+    EXPECT_EQ(a.take_ready().size(), 1u);
 }

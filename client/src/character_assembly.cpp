@@ -89,7 +89,13 @@ void SnapshotAssembler::finish(uint16_t id, Character& c) {
         ready_.erase(oldest);
         ++dropped_;
     }
-    ready_.push_back({id, c.pending, c.epoch, c.latest, c.ahead, c.ahead_ticks, c.plan});
+    Pose buffer;
+    if (!spare_.empty()) {
+        buffer = std::move(spare_.back());
+        spare_.pop_back();
+    }
+    buffer = c.latest;  // into the recycled buffer's storage when it is large enough
+    ready_.push_back({id, c.pending, c.epoch, std::move(buffer), c.ahead, c.ahead_ticks, c.plan});
     Pose& out = ready_.back().pose;
     for (size_t j = 0; j < c.joint_tick.size(); ++j) {
         if (c.joint_tick[j] == c.pending) continue;
@@ -101,5 +107,15 @@ void SnapshotAssembler::finish(uint16_t id, Character& c) {
 }
 
 std::vector<SnapshotAssembler::Ready> SnapshotAssembler::take_ready() { return std::exchange(ready_, {}); }
+
+void SnapshotAssembler::recycle(std::vector<Ready>&& used) {
+    const size_t keep = std::max<size_t>(1, chars_.size()) * kSparePerCharacter;
+    for (Ready& r : used) {
+        if (spare_.size() >= keep) break;
+        spare_.push_back(std::move(r.pose));
+    }
+    used.clear();
+    if (ready_.empty() && ready_.capacity() < used.capacity()) ready_.swap(used);  // the list's own storage too
+}
 
 }  // namespace ks

@@ -51,7 +51,13 @@ public:
     // kMaxReadyPerCharacter of a character wait: beyond, its oldest is dropped (counted by
     // take_dropped()), so an owner that stops taking them does not make the client grow.
     std::vector<Ready> take_ready();
+    // Poses taken and done with, handed back: the next ready poses are copied into their buffers
+    // instead of newly allocated ones (a crowd's poses are megabytes a second of allocations,
+    // and of fresh pages once the allocator has returned the freed ones). Keeps at most
+    // kSparePerCharacter a character; the rest are freed.
+    void recycle(std::vector<Ready>&& used);
     static constexpr size_t kMaxReadyPerCharacter = 4;
+    static constexpr size_t kSparePerCharacter = 2;
     // Poses dropped since the last call (taken).
     uint64_t take_dropped() { return std::exchange(dropped_, 0); }
     // A character removed, or its skeleton changed.
@@ -83,6 +89,7 @@ private:
     std::map<uint16_t, Character> chars_;
     std::map<uint32_t, TickDatagrams> ticks_;
     std::vector<Ready> ready_;
+    std::vector<Pose> spare_;  // recycled buffers
     uint64_t dropped_ = 0;
     Pose decoded_;  // scratch
 };

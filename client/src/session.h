@@ -126,6 +126,8 @@ public:
     std::vector<ReceivedCharacterState> take_received();
     // Whole poses assembled from them (client/src/character_assembly.h) since the last call (taken).
     std::vector<SnapshotAssembler::Ready> take_poses();
+    // Poses from take_poses() done with: their buffers are reused (SnapshotAssembler::recycle).
+    void recycle_poses(std::vector<SnapshotAssembler::Ready>&& used) { poses_.recycle(std::move(used)); }
     // Events received since the last call (taken).
     std::vector<net::EventInfo> take_events();
 

@@ -414,7 +414,8 @@ void StreamClient::Impl::take_news(double t) {
     }
     keep_skeletons();
     session.take_received();  // the entries; their whole poses come assembled below
-    for (SnapshotAssembler::Ready& r : session.take_poses()) {
+    std::vector<SnapshotAssembler::Ready> ready = session.take_poses();
+    for (SnapshotAssembler::Ready& r : ready) {
         const auto it = chars.find(r.id);
         if (it == chars.end()) continue;
         Entry& e = *it->second;
@@ -438,6 +439,7 @@ void StreamClient::Impl::take_news(double t) {
         sync_err_sum += std::fabs((est - t_snap) - 0.5 * session.rtt_ms() / 1000.0) * 1000.0;
         ++sync_err_n;
     }
+    session.recycle_poses(std::move(ready));
 }
 
 void StreamClient::Impl::render(double t) {

@@ -6,7 +6,8 @@
 // a 1 s warm-up (handshakes); kbytes_per_client_per_s (wire bytes sent to each client, IPv4 and UDP
 // headers included); all_shown_max_s, the tick the slowest client first showed every character
 // whole, in seconds from the start (-1: some client never did; clients_not_showing_all says how
-// many); server_history_mb, the states the server keeps for baselines (SnapshotHistory).
+// many); server_history_mb, the states the server keeps for baselines (SnapshotHistory);
+// client_us_per_tick, one client's work per tick (its datagrams, decoding, assembling poses).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -93,6 +94,7 @@ void run_capacity(benchmark::State& state, bool share, int workers = -1, const C
         rc.clients_hold_skeletons = clients_hold_skeletons;
         InProcessRig rig(lib, rc);
         std::vector<double> tick_ms;
+        double clients_ms = 0.0;  // the in-process clients' work, untimed in tick_ms
         const int warmup = bench_smoke() ? 6 : 60, measured = bench_smoke() ? 6 : 60 * seconds;
         std::vector<int> shown(size_t(clients), 0);  // the tick each client first showed every character
         std::vector<int> skeletons(size_t(clients), 0);  // and first held every skeleton
@@ -100,6 +102,7 @@ void run_capacity(benchmark::State& state, bool share, int workers = -1, const C
         for (int n = 1; n <= warmup + measured; ++n) {
             const double ms = rig.tick(n);
             if (n > warmup) tick_ms.push_back(ms);
+            if (n > warmup) clients_ms += rig.clients_ms();
             for (int c = 0; c < clients; ++c) {
                 const ClientSession& cs = *rig.sessions()[size_t(c)];
                 if (connected[size_t(c)] == 0 && cs.state() == ClientSession::State::Connected) connected[size_t(c)] = n;
@@ -109,6 +112,7 @@ void run_capacity(benchmark::State& state, bool share, int workers = -1, const C
             }
         }
         report(state, rig, clients, std::move(tick_ms), (warmup + measured) / 60.0);
+        state.counters["client_us_per_tick"] = clients_ms * 1000.0 / double(measured) / double(clients);
         // Time to first pose: the slowest client's, and how many never showed every character.
         const int never = int(std::count(shown.begin(), shown.end(), 0));
         state.counters["clients_not_showing_all"] = double(never);

@@ -51,8 +51,10 @@ InProcessRig::InProcessRig(const ClipLibrary& lib, const InProcessRigConfig& cfg
 double InProcessRig::tick(int n) {
     const double now = n / 60.0;
     tick_now_ = n;
+    const auto c0 = std::chrono::steady_clock::now();
     exchange(now);
     const auto t0 = std::chrono::steady_clock::now();
+    clients_ms_ = std::chrono::duration<double, std::milli>(t0 - c0).count();
     world_.step(cfg_.worker_threads != 0 ? &pool_ : nullptr);
     server_->publish(frame());
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -74,7 +76,7 @@ void InProcessRig::exchange(double now) {
         q.erase(std::remove_if(q.begin(), q.end(), [&](const InFlight& d) { return d.due <= tick_now_; }), q.end());
         s.update(now);
         s.take_received();
-        s.take_poses();
+        s.recycle_poses(s.take_poses());
         s.take_events();
         // Replies take the same time back: held here, injected when due.
         for (auto& d : s.take_outgoing()) replies_.push_back({tick_now_ + delay(i), port, std::move(d)});

@@ -45,6 +45,8 @@ public:
     // Tick n: the clients read what has arrived and answer (not timed), then the server's tick
     // (the world's step and publish). Returns the server's part in milliseconds.
     double tick(int n);
+    // The clients' side of the last tick (their datagrams, decoding, assembling poses), in ms.
+    double clients_ms() const { return clients_ms_; }
     const net::Server& server() const { return *server_; }
     const std::vector<std::unique_ptr<ClientSession>>& sessions() const { return sessions_; }
     // Every datagram sent to client i (port 20000 + i), in order.
@@ -74,6 +76,7 @@ private:
     std::map<uint16_t, std::vector<Sent>> sent_;           // by client port
     std::vector<Reply> replies_;
     int tick_now_ = 0;
+    double clients_ms_ = 0.0;
     // Last, so destroyed first: ~Server says goodbye through the transport, which writes to
     // to_client_ and sent_ and reads tick_now_, and it reads roster_ until then.
     std::unique_ptr<net::Server> server_;
