@@ -558,6 +558,8 @@ TEST(Parts, RecycledPosesCarryTheNextStatesInTheirOwnBuffers) {
     std::vector<SnapshotAssembler::Ready> many(50);
     for (SnapshotAssembler::Ready& r : many) r.pose = Pose(clip.joints());
     a.recycle(std::move(many));
+    EXPECT_EQ(a.spare_poses(), 2 * SnapshotAssembler::kSparePerCharacter);
     deliver(1, 6);
     EXPECT_EQ(a.take_ready().size(), 1u);
+    EXPECT_EQ(a.spare_poses(), 2 * SnapshotAssembler::kSparePerCharacter - 1) << "one taken for character 1's pose";
 }

@@ -36,31 +36,72 @@ TEST(SnapshotHistory, CopiesOnAPoolKeepEveryCharactersStateAsGiven) {
     EXPECT_EQ(on_pool.held_bytes(), alone.held_bytes());
 }
 
+TEST(SnapshotHistory, AStrideKeepsOneSlotPerKeptTickAndBadArgumentsAreRefusedByName) {
+    SnapshotHistory h(256, 3);  // 86 slots: ticks 3, 6, ... within the last 256
+    std::vector<CharacterSnapshot> now(1);
+    now[0].id = 4;
+    now[0].state.joints.resize(10);
+    for (uint32_t tick = 3; tick <= 900; tick += 3) {
+        now[0].state.epoch = uint16_t(tick);
+        h.add(tick, now);
+    }
+    EXPECT_EQ(h.held_bytes(), 86 * 10 * sizeof(QJoint));
+    EXPECT_EQ(h.find(4, 900)->epoch, 900);
+    EXPECT_EQ(h.find(4, 899), nullptr) << "not a kept tick";
+    ASSERT_NE(h.find(4, 645), nullptr) << "the oldest kept tick within 256";
+    EXPECT_EQ(h.find(4, 645)->epoch, 645);
+    EXPECT_EQ(h.find(4, 642), nullptr) << "older than 256 ticks: overwritten";
+    try {
+        h.add(901, now);
+        ADD_FAILURE() << "a tick off the stride was kept";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), Errc::InvalidArgument);
+        EXPECT_EQ(e.field(), "tick");
+    }
+    for (const auto& [capacity, stride] : {std::pair{256u, 0u}, std::pair{256u, 257u}, std::pair{0u, 1u}}) {
+        try {
+            SnapshotHistory bad(capacity, stride);
+            ADD_FAILURE() << capacity << ", " << stride << " accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.code(), Errc::InvalidConfig);
+            EXPECT_EQ(e.field(), capacity == 0 ? "config.capacity_ticks" : "config.stride");
+        }
+    }
+}
+
+// 60 Hz ticks and 30 or 20 Hz snapshots: the server keeps the snapshots' ticks, a slot each.
 TEST(SnapshotHistory, TheServerKeepsOnlyTheTicksItBuiltSnapshotsFor) {
     test::quiet_server_logger();
     const ClipLibrary lib = builtin_clip_library("game");
-    InProcessRigConfig rc;
-    rc.characters = 2;
-    rc.clients = 1;
-    rc.worker_threads = 1;
-    InProcessRig rig(lib, rc);
-    const int ticks = 600;  // 60 Hz ticks, 30 Hz snapshots: every other tick
-    for (int n = 1; n <= ticks; ++n) rig.tick(n);
-    const ClientSession& s = *rig.sessions()[0];
-    ASSERT_EQ(s.characters().size(), 2u) << "the client shows both characters";
-    const SnapshotHistory& h = rig.server().history();
-    size_t expected_bytes = 0;
-    for (uint16_t id : s.characters()) {
-        int kept = 0;
-        for (uint32_t t = uint32_t(ticks) - h.capacity() + 1; t <= uint32_t(ticks); ++t) {
-            if (!h.find(id, t)) continue;
-            ++kept;
-            EXPECT_EQ(h.find(id, t - 1), nullptr) << "two consecutive ticks kept: " << t - 1 << ", " << t;
+    for (const float hz : {30.0f, 20.0f}) {
+        SCOPED_TRACE(hz);
+        const uint32_t every = uint32_t(60.0f / hz);
+        InProcessRigConfig rc;
+        rc.characters = 2;
+        rc.clients = 1;
+        rc.worker_threads = 1;
+        rc.snapshot_hz = hz;
+        InProcessRig rig(lib, rc);
+        const uint32_t ticks = 600;
+        for (int n = 1; n <= int(ticks); ++n) rig.tick(n);
+        const ClientSession& s = *rig.sessions()[0];
+        ASSERT_EQ(s.characters().size(), 2u) << "the client shows both characters";
+        const SnapshotHistory& h = rig.server().history();
+        EXPECT_EQ(h.stride(), every);
+        const uint32_t slots = (h.capacity() + every - 1) / every;
+        size_t expected_bytes = 0;
+        for (uint16_t id : s.characters()) {
+            uint32_t kept = 0;
+            for (uint32_t t = ticks - slots * every + 1; t <= ticks; ++t) {
+                if (!h.find(id, t)) continue;
+                ++kept;
+                EXPECT_EQ(t % every, 0u) << "tick " << t << " kept";
+            }
+            EXPECT_EQ(kept, slots) << "character " << id;
+            const QCharacter* last = h.find(id, ticks - ticks % every);
+            ASSERT_NE(last, nullptr);
+            expected_bytes += slots * last->joints.size() * sizeof(QJoint);
         }
-        EXPECT_EQ(kept, int(h.capacity() / 2)) << "character " << id;
-        const QCharacter* last = h.find(id, uint32_t(ticks)) ? h.find(id, uint32_t(ticks)) : h.find(id, uint32_t(ticks - 1));
-        ASSERT_NE(last, nullptr);
-        expected_bytes += (h.capacity() / 2) * last->joints.size() * sizeof(QJoint);
+        EXPECT_EQ(h.held_bytes(), expected_bytes) << "a slot per kept tick";
     }
-    EXPECT_EQ(h.held_bytes(), expected_bytes) << "half the ring's slots hold a state";
 }

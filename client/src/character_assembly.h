@@ -56,6 +56,7 @@ public:
     // and of fresh pages once the allocator has returned the freed ones). Keeps at most
     // kSparePerCharacter a character; the rest are freed.
     void recycle(std::vector<Ready>&& used);
+    size_t spare_poses() const { return spare_.size(); }
     static constexpr size_t kMaxReadyPerCharacter = 4;
     static constexpr size_t kSparePerCharacter = 2;
     // Poses dropped since the last call (taken).

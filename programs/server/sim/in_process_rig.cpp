@@ -30,6 +30,7 @@ InProcessRig::InProcessRig(const ClipLibrary& lib, const InProcessRigConfig& cfg
     sc.share_encodings = cfg.share_encodings;
     sc.worker_threads = cfg.worker_threads;
     sc.bandwidth_bps = cfg.bandwidth_bps;
+    sc.snapshot_hz = cfg.snapshot_hz;
     sc.clock = [this] { return tick_now_ / 60.0; };  // the clients' time: the run is the same however fast it goes
     sc.transport = [this](const asio::ip::udp::endpoint& to, std::span<const uint8_t> bytes) {
         to_client_[to.port()].push_back({tick_now_ + delay(to.port() - 20000), std::vector<uint8_t>(bytes.begin(), bytes.end())});
@@ -51,10 +52,8 @@ InProcessRig::InProcessRig(const ClipLibrary& lib, const InProcessRigConfig& cfg
 double InProcessRig::tick(int n) {
     const double now = n / 60.0;
     tick_now_ = n;
-    const auto c0 = std::chrono::steady_clock::now();
     exchange(now);
     const auto t0 = std::chrono::steady_clock::now();
-    clients_ms_ = std::chrono::duration<double, std::milli>(t0 - c0).count();
     world_.step(cfg_.worker_threads != 0 ? &pool_ : nullptr);
     server_->publish(frame());
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -67,6 +66,7 @@ const std::vector<InProcessRig::Sent>& InProcessRig::sent_to(int client) const {
 }
 
 void InProcessRig::exchange(double now) {
+    const auto c0 = std::chrono::steady_clock::now();
     for (int i = 0; i < cfg_.clients; ++i) {
         ClientSession& s = *sessions_[size_t(i)];
         const uint16_t port = uint16_t(20000 + i);
@@ -81,6 +81,7 @@ void InProcessRig::exchange(double now) {
         // Replies take the same time back: held here, injected when due.
         for (auto& d : s.take_outgoing()) replies_.push_back({tick_now_ + delay(i), port, std::move(d)});
     }
+    clients_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
     const asio::ip::address loop = asio::ip::make_address("127.0.0.1");
     for (auto it = replies_.begin(); it != replies_.end();) {
         if (it->due > tick_now_) {

@@ -26,6 +26,7 @@ struct InProcessRigConfig {
     bool share_encodings = true;
     int worker_threads = -1;         // the server's and the world's (-1: one per other core, 0: none)
     float bandwidth_bps = 256000.0f;  // per client
+    float snapshot_hz = 30.0f;        // ticks are 60 Hz; a whole number dividing 60
     // The clients hold every skeleton already (as from an earlier session's skeleton cache) and
     // offer them in the handshake: the server sends references instead of definitions.
     bool clients_hold_skeletons = false;
@@ -45,7 +46,8 @@ public:
     // Tick n: the clients read what has arrived and answer (not timed), then the server's tick
     // (the world's step and publish). Returns the server's part in milliseconds.
     double tick(int n);
-    // The clients' side of the last tick (their datagrams, decoding, assembling poses), in ms.
+    // The clients' side of the last tick (their datagrams, decoding, assembling poses; not the
+    // server's handling of their replies), in ms.
     double clients_ms() const { return clients_ms_; }
     const net::Server& server() const { return *server_; }
     const std::vector<std::unique_ptr<ClientSession>>& sessions() const { return sessions_; }

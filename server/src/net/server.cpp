@@ -81,9 +81,20 @@ struct Server::Session {
     std::array<uint64_t, kUnsentReasons> unsent_counted{};  // the builder's counts already in ServerStats
 };
 
+namespace {
+// Ticks from one snapshot to the next (the snapshots go out on the ticks that are multiples of it).
+uint32_t snapshot_every(float tick_hz, float snapshot_hz) { return uint32_t(std::max(1L, std::lround(tick_hz / snapshot_hz))); }
+// The history keeps only the snapshots' ticks (a slot each), when they are that close together.
+uint32_t history_stride(const ServerConfig& cfg) {
+    const uint32_t every = snapshot_every(cfg.tick_hz, cfg.snapshot_hz);
+    return every <= kHistoryTicks ? every : 1;
+}
+}  // namespace
+
 Server::Server(asio::io_context& io, const ServerConfig& cfg, const Roster& roster)
     : cfg_(cfg), roster_(roster), socket_(io), cookies_(cfg.secret_seed),
-      admission_(cfg.admission, cfg.max_clients, cfg.limit_loopback), history_(kHistoryTicks) {
+      admission_(cfg.admission, cfg.max_clients, cfg.limit_loopback),
+      history_(kHistoryTicks, history_stride(cfg)) {
     if (cfg_.worker_threads != 0) pool_ = std::make_unique<WorkerPool>(cfg_.worker_threads);
     start_ = std::chrono::steady_clock::now();
     if (cfg_.transport) {  // in-process: no socket
@@ -813,8 +824,7 @@ void Server::publish(const TickFrame& frame) {
     };
     if (pool_) pool_->parallel_for(known.size(), quantize);
     else for (size_t i = 0; i < known.size(); ++i) quantize(i);
-    const int every = std::max(1, int(std::lround(cfg_.tick_hz / cfg_.snapshot_hz)));
-    if (frame.tick % uint32_t(every) == 0) {
+    if (frame.tick % snapshot_every(cfg_.tick_hz, cfg_.snapshot_hz) == 0) {
         history_.add(frame.tick, now_, pool_.get());
         send_snapshots(frame.tick);
     }

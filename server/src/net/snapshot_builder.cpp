@@ -8,12 +8,21 @@
 
 namespace ks {
 
+SnapshotHistory::SnapshotHistory(uint32_t capacity_ticks, uint32_t stride)
+    : capacity_(capacity_ticks), stride_(stride), slots_(stride ? (capacity_ticks + stride - 1) / stride : 0) {
+    detail::check_config_field(capacity_ticks >= 1, "SnapshotHistory", "capacity_ticks", capacity_ticks, "at least 1");
+    detail::check_config_field(stride >= 1 && stride <= capacity_ticks, "SnapshotHistory", "stride", stride, "1 .. capacity_ticks");
+}
+
 void SnapshotHistory::add(uint32_t tick, std::span<const CharacterSnapshot> characters, WorkerPool* pool) {
+    if (tick % stride_ != 0)
+        throw Error(Errc::InvalidArgument, "SnapshotHistory: tick " + std::to_string(tick) + " is not a multiple of the stride " +
+                                               std::to_string(stride_), "tick");
     std::vector<Entry*> slots(characters.size());
     for (size_t i = 0; i < characters.size(); ++i) {
         auto& ring = rings_[characters[i].id];
-        if (ring.empty()) ring.resize(capacity_);
-        slots[i] = &ring[tick % capacity_];
+        if (ring.empty()) ring.resize(slots_);
+        slots[i] = &ring[(tick / stride_) % slots_];
     }
     auto copy = [&](size_t i) {
         Entry& e = *slots[i];
@@ -34,8 +43,8 @@ size_t SnapshotHistory::held_bytes() const {
 
 const QCharacter* SnapshotHistory::find(uint16_t id, uint32_t tick) const {
     const auto it = rings_.find(id);
-    if (it == rings_.end()) return nullptr;
-    const Entry& e = it->second[tick % capacity_];
+    if (it == rings_.end() || tick % stride_ != 0) return nullptr;
+    const Entry& e = it->second[(tick / stride_) % slots_];
     return e.valid && e.tick == tick ? &e.state : nullptr;
 }
 

@@ -19,16 +19,19 @@ namespace ks {
 
 class WorkerPool;
 
-// Recent quantized states of every character, shared by all clients of a server. Only the ticks a
-// snapshot was built for need keeping (baselines and contexts are states a client was sent).
+// Recent quantized states of every character, shared by all clients of a server: the states of the
+// last `capacity_ticks` ticks. Only the ticks a snapshot is built for need keeping (baselines and
+// contexts are states a client was sent): with `stride` n, only ticks that are multiples of n are
+// kept (add() refuses others), in a slot each.
 class SnapshotHistory {
 public:
-    explicit SnapshotHistory(uint32_t capacity_ticks = kHistoryTicks) : capacity_(capacity_ticks) {}
+    explicit SnapshotHistory(uint32_t capacity_ticks = kHistoryTicks, uint32_t stride = 1);
     // Copies on `pool` when given: a character's first pass through its ring writes fresh memory,
     // whose page faults were the largest cost of a crowd's first seconds on one thread.
     void add(uint32_t tick, std::span<const CharacterSnapshot> characters, WorkerPool* pool = nullptr);
     const QCharacter* find(uint16_t id, uint32_t tick) const;
     uint32_t capacity() const { return capacity_; }
+    uint32_t stride() const { return stride_; }
     size_t held_bytes() const;  // the joints kept, every character's ring
 
 private:
@@ -37,7 +40,7 @@ private:
         bool valid = false;
         QCharacter state;
     };
-    uint32_t capacity_;
+    uint32_t capacity_, stride_, slots_;
     std::unordered_map<uint16_t, std::vector<Entry>> rings_;
 };
 
