@@ -76,12 +76,7 @@ TEST(SnapshotHistory, TheServerKeepsOnlyTheTicksItBuiltSnapshotsFor) {
     for (const float hz : {30.0f, 20.0f}) {
         SCOPED_TRACE(hz);
         const uint32_t every = uint32_t(60.0f / hz);
-        InProcessRigConfig rc;
-        rc.characters = 2;
-        rc.clients = 1;
-        rc.worker_threads = 1;
-        rc.snapshot_hz = hz;
-        InProcessRig rig(lib, rc);
+        InProcessRig rig(lib, InProcessRigConfig{.characters = 2, .clients = 1, .worker_threads = 1, .snapshot_hz = hz});
         const uint32_t ticks = 600;
         for (int n = 1; n <= int(ticks); ++n) rig.tick(n);
         const ClientSession& s = *rig.sessions()[0];
