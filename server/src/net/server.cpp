@@ -807,24 +807,10 @@ void Server::publish(const TickFrame& frame) {
             s->reliable.back().bytes = s->reliable.back().build({}).size();
         }
     }
-    // Quantize every character once for all clients.
-    std::vector<const TickFrame::CharacterPose*> known;
-    for (const TickFrame::CharacterPose& c : frame.characters)
-        if (roster_.characters.count(c.id)) known.push_back(&c);
-    now_.assign(known.size(), CharacterSnapshot{});
-    auto quantize = [&](size_t i) {
-        const TickFrame::CharacterPose& c = *known[i];
-        const uint16_t skeleton = roster_.characters.at(c.id).skeleton;
-        const Roster::SkeletonEntry& sk = roster_.skeletons.at(skeleton);
-        now_[i] = {c.id, skeleton, quantize_character(c.ahead ? *c.ahead : *c.pose, sk.skeleton, sk.precision, c.epoch)};
-        QCharacter& q = now_[i].state;
-        q.ahead = c.planned;
-        q.ahead_ticks = c.ahead ? uint16_t(std::clamp<long>(std::lround(double(c.ahead_s) * cfg_.tick_hz), 0, long(kMaxAheadTicks))) : 0;
-        q.plan = c.plan;
-    };
-    if (pool_) pool_->parallel_for(known.size(), quantize);
-    else for (size_t i = 0; i < known.size(); ++i) quantize(i);
+    // Snapshot ticks only (nothing else reads the quantized states): quantize every character once
+    // for all clients, keep the states for later baselines, send.
     if (frame.tick % snapshot_every(cfg_.tick_hz, cfg_.snapshot_hz) == 0) {
+        quantize_frame(frame);
         history_.add(frame.tick, now_, pool_.get());
         send_snapshots(frame.tick);
     }
@@ -862,6 +848,25 @@ vec3 Server::root_metres(const CharacterSnapshot& c) const {
     const Roster::SkeletonEntry& sk = roster_.skeletons.at(c.skeleton);
     const QJoint& root = c.state.joints[0];
     return vec3{float(root.pos[0]), float(root.pos[1]), float(root.pos[2])} * (sk.precision.joints[0].pos_step * sk.metres_per_unit);
+}
+
+void Server::quantize_frame(const TickFrame& frame) {
+    std::vector<const TickFrame::CharacterPose*> known;
+    for (const TickFrame::CharacterPose& c : frame.characters)
+        if (roster_.characters.count(c.id)) known.push_back(&c);
+    now_.assign(known.size(), CharacterSnapshot{});
+    auto quantize = [&](size_t i) {
+        const TickFrame::CharacterPose& c = *known[i];
+        const uint16_t skeleton = roster_.characters.at(c.id).skeleton;
+        const Roster::SkeletonEntry& sk = roster_.skeletons.at(skeleton);
+        now_[i] = {c.id, skeleton, quantize_character(c.ahead ? *c.ahead : *c.pose, sk.skeleton, sk.precision, c.epoch)};
+        QCharacter& q = now_[i].state;
+        q.ahead = c.planned;
+        q.ahead_ticks = c.ahead ? uint16_t(std::clamp<long>(std::lround(double(c.ahead_s) * cfg_.tick_hz), 0, long(kMaxAheadTicks))) : 0;
+        q.plan = c.plan;
+    };
+    if (pool_) pool_->parallel_for(known.size(), quantize);
+    else for (size_t i = 0; i < known.size(); ++i) quantize(i);
 }
 
 void Server::send_snapshots(uint32_t tick) {

@@ -192,6 +192,7 @@ private:
                                                                    std::span<const CharacterInfoInput> chars,
                                                                    std::span<const SkeletonRefInput> refs);
     const SkeletonHash& skeleton_hash_of(uint16_t skeleton);
+    void quantize_frame(const TickFrame& frame);  // into now_
     void send_snapshots(uint32_t tick);
     void account_unsent(Session& s);
     vec3 root_metres(const CharacterSnapshot& c) const;
