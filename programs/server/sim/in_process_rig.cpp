@@ -33,9 +33,10 @@ InProcessRig::InProcessRig(const ClipLibrary& lib, const InProcessRigConfig& cfg
     sc.snapshot_hz = cfg.snapshot_hz;
     sc.clock = [this] { return tick_now_ / 60.0; };  // the clients' time: the run is the same however fast it goes
     sc.transport = [this](const asio::ip::udp::endpoint& to, std::span<const uint8_t> bytes) {
-        to_client_[to.port()].push_back({tick_now_ + delay(to.port() - 20000), std::vector<uint8_t>(bytes.begin(), bytes.end())});
         const auto decoded = net::decode_packet(bytes);
         sent_[to.port()].push_back({tick_now_, bytes.size() + net::kIpUdpHeaderBytes, decoded ? decoded->type : net::MessageType::NONE});
+        if (cfg_.drop_to_client && decoded && cfg_.drop_to_client(to.port() - 20000, *decoded)) return;
+        to_client_[to.port()].push_back({tick_now_ + delay(to.port() - 20000), std::vector<uint8_t>(bytes.begin(), bytes.end())});
     };
     server_ = std::make_unique<net::Server>(io_, sc, roster_);
     std::vector<KnownSkeleton> known;

@@ -7,6 +7,7 @@
 // was sent.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -30,6 +31,9 @@ struct InProcessRigConfig {
     // The clients hold every skeleton already (as from an earlier session's skeleton cache) and
     // offer them in the handshake: the server sends references instead of definitions.
     bool clients_hold_skeletons = false;
+    // Tests: sees every datagram the server sends (the client's index, the datagram decoded) and
+    // drops it (never delivered) when it returns true.
+    std::function<bool(int, const net::DecodedPacket&)> drop_to_client = {};
 };
 
 class InProcessRig {

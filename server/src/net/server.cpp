@@ -62,7 +62,11 @@ struct Server::Session {
     };
     std::vector<Reliable> reliable;
     std::vector<SkeletonHash> client_skeletons;  // skeletons the client holds (its handshake said)
-    std::set<uint16_t> known;  // characters whose definition the client acknowledged
+    // A character's snapshots go out once its definition and every piece of its skeleton were sent
+    // (known), right behind them: waiting for their acknowledgement cost a joining client a round
+    // trip. They become baselines only once the client acknowledged the definition (confirmed).
+    std::set<uint16_t> known;
+    std::set<uint16_t> confirmed;
     std::set<uint16_t> defined;  // characters acknowledged, waiting for the rest of their skeleton
     std::optional<vec3> viewpoint;  // where the client watches from (metres), once it said
     double last_heard = 0;
@@ -650,24 +654,26 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
     s.received.on_received(p.sequence);
     std::vector<SentPacketLog::Acked> acked;
     s.sent.on_ack(p.ack, p.ack_bits, acked);
+    // Definitions first, so a snapshot acknowledged with its character's definition is a baseline.
+    for (const auto& a : acked)
+        if ((a.tag & ~kTagMask) == kTagReliable) mark_acked(s, uint32_t(a.tag & kTagMask));
+    if (p.type == MessageType::Ack)
+        if (const auto* ids = p.message<wire::Ack>()->reliable_ids())
+            for (uint32_t id : *ids) mark_acked(s, id);
+    confirm_definitions(s);
     for (const auto& a : acked) {
-        if ((a.tag & ~kTagMask) == kTagSnapshot) {
-            const auto& meta = s.snapshot_meta[a.sequence % SentPacketLog::kWindow];
-            s.builder.on_delivered(meta.tick, meta.units);
-        } else if ((a.tag & ~kTagMask) == kTagReliable) {
-            for (auto& r : s.reliable)
-                if (r.message_id == uint32_t(a.tag & kTagMask)) r.acked = true;
-        }
+        if ((a.tag & ~kTagMask) != kTagSnapshot) continue;
+        const auto& meta = s.snapshot_meta[a.sequence % SentPacketLog::kWindow];
+        // A state sent before its definition was acknowledged may have reached a client that could
+        // not decode it (the definition lost or overtaken): not a baseline.
+        std::vector<UnitKey> units;
+        for (UnitKey u : meta.units)
+            if (s.confirmed.count(unit_character(u))) units.push_back(u);
+        s.builder.on_delivered(meta.tick, units);
     }
     switch (p.type) {
-        case MessageType::Ack: {
-            const auto* m = p.message<wire::Ack>();
-            if (m->reliable_ids())
-                for (uint32_t id : *m->reliable_ids())
-                    for (auto& r : s.reliable)
-                        if (r.message_id == id) r.acked = true;
-            break;
-        }
+        case MessageType::Ack:
+            break;  // its reliable ids are marked above
         case MessageType::Ping: {
             const auto* m = p.message<wire::Ping>();
             const uint64_t ct = m->client_time_us();
@@ -707,8 +713,16 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
             ++stats_.unexpected;
             break;
     }
-    // Acknowledged definitions: snapshots of those characters may start (unless removed since) once
-    // every piece of their skeleton is acknowledged too (a large skeleton spans several messages).
+}
+
+void Server::mark_acked(Session& s, uint32_t message_id) {
+    for (auto& r : s.reliable)
+        if (r.message_id == message_id) r.acked = true;
+}
+
+// Acknowledged definitions confirm their characters (unless removed since) once every piece of
+// their skeleton is acknowledged too (a large skeleton spans several messages).
+void Server::confirm_definitions(Session& s) {
     for (const auto& r : s.reliable)
         if (r.acked)
             for (uint16_t c : r.defines)
@@ -716,15 +730,40 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
     s.reliable.erase(std::remove_if(s.reliable.begin(), s.reliable.end(), [](const auto& r) { return r.acked; }), s.reliable.end());
     for (auto it = s.defined.begin(); it != s.defined.end();) {
         const auto c = roster_.characters.find(*it);
-        const bool pending = c != roster_.characters.end() && std::any_of(s.reliable.begin(), s.reliable.end(), [&](const auto& r) {
-            return std::find(r.skeletons.begin(), r.skeletons.end(), c->second.skeleton) != r.skeletons.end();
-        });
-        if (pending) {
+        if (c != roster_.characters.end() && skeleton_pending(s, c->second.skeleton, false)) {
             ++it;
             continue;
         }
-        if (c != roster_.characters.end()) s.known.insert(*it);
+        if (c != roster_.characters.end()) {
+            s.known.insert(*it);
+            s.confirmed.insert(*it);
+        }
         it = s.defined.erase(it);
+    }
+}
+
+// Whether a reliable message carrying (a piece of) the skeleton is queued (and, if `not_once`, has
+// not been sent exactly once).
+bool Server::skeleton_pending(const Session& s, uint16_t skeleton, bool not_once) {
+    return std::any_of(s.reliable.begin(), s.reliable.end(), [&](const Session::Reliable& r) {
+        return (!not_once || r.sends != 1) && std::find(r.skeletons.begin(), r.skeletons.end(), skeleton) != r.skeletons.end();
+    });
+}
+
+// Characters whose definition and whole skeleton have been sent once, and not yet again, are known:
+// their snapshots may follow unconfirmed. A definition sent again was not acknowledged in time (lost,
+// or a client that does not acknowledge): its character's snapshots wait for the confirmation.
+void Server::mark_sent_definitions(Session& s) {
+    for (const auto& r : s.reliable)
+        for (uint16_t c : r.defines) {
+            const auto it = roster_.characters.find(c);
+            if (it == roster_.characters.end() || s.confirmed.count(c)) continue;
+            if (r.sends == 1 && !skeleton_pending(s, it->second.skeleton, true)) s.known.insert(c);
+            else s.known.erase(c);
+        }
+    for (uint16_t c : s.defined) {  // acknowledged, a piece of its skeleton not
+        const auto it = roster_.characters.find(c);
+        if (it != roster_.characters.end() && skeleton_pending(s, it->second.skeleton, true)) s.known.erase(c);
     }
 }
 
@@ -750,7 +789,10 @@ void Server::send_reliable(Session& s, bool force) {
     // Reliable messages share the client's bandwidth budget with its snapshots: they spend an
     // allowance that refills at the budget's rate (a snapshot's or a datagram's worth banked, so a
     // burst cannot overrun the budget), and what they send is taken from the next snapshots'
-    // budget (send()). Ones that do not fit wait for the next tick.
+    // budget (send()). A message goes while the allowance is positive and may leave it in debt by
+    // up to its own size, repaid at the budget's rate: waiting for a whole message's worth instead
+    // left the allowance full and unused for part of every wait (joining skeletons went at three
+    // quarters of the budget).
     const double per_s = cfg_.bandwidth_bps / 8.0;
     const double bank = reliable_burst_bytes();
     s.reliable_allowance = std::min(bank, s.reliable_allowance + (t - s.allowance_last) * per_s);
@@ -761,14 +803,14 @@ void Server::send_reliable(Session& s, bool force) {
         const double wait = std::min(cfg_.reliable_resend_s * double(1u << std::min(r.sends, 3)), 2.0);
         if (r.acked || (!force && t - r.last_sent < wait)) continue;
         const double cost = double(r.bytes + kIpUdpHeaderBytes + (s.sealer ? kMaxSealOverhead : 0));
-        // In order: later messages wait too. A full allowance sends even a message larger than it.
-        if (cost > s.reliable_allowance && s.reliable_allowance < bank) break;
+        if (s.reliable_allowance <= 0) break;  // in order: later messages wait too
         s.reliable_allowance -= cost;
         r.last_sent = t;
         if (r.first_sent < 0) r.first_sent = t;
         ++r.sends;
         send(s, r.build, kTagReliable | r.message_id);
     }
+    mark_sent_definitions(s);
 }
 
 void Server::drop(uint32_t id, const char* why) {
@@ -796,6 +838,7 @@ void Server::publish(const TickFrame& frame) {
         queue_definitions(*s, frame.added_skeletons, frame.added_characters);
         for (uint16_t id : frame.removed_characters) {
             s->known.erase(id);
+            s->confirmed.erase(id);
             s->defined.erase(id);
             s->builder.forget(id);
         }
@@ -885,7 +928,7 @@ void Server::send_snapshots(uint32_t tick) {
         for (const CharacterSnapshot& c : now_) roots_m[c.id] = root_metres(c);
     auto build = [&](size_t i) {
         Session& s = *ready[i];
-        // Only characters this client can decode (their definitions acknowledged).
+        // Only characters whose definitions went out to this client.
         const bool all = std::all_of(now_.begin(), now_.end(), [&](const CharacterSnapshot& c) { return s.known.count(c.id) > 0; });
         std::vector<CharacterSnapshot> visible;
         if (!all)

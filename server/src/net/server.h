@@ -182,6 +182,10 @@ private:
     double reliable_burst_bytes() const;  // what a session's reliable allowance may bank
     // Skeletons the client holds go by reference (SkeletonRef), the others in full.
     void queue_definitions(Session& s, std::span<const uint16_t> skeletons, std::span<const uint16_t> characters);
+    void mark_acked(Session& s, uint32_t message_id);
+    void confirm_definitions(Session& s);
+    void mark_sent_definitions(Session& s);
+    static bool skeleton_pending(const Session& s, uint16_t skeleton, bool not_once);
     // A plan of definitions holding its own copies of the names it sends: a character may leave
     // the roster while its message is still being resent (skeletons never leave).
     struct OwnedPlan {

@@ -1,0 +1,173 @@
+// What a joining client is sent, in what order: its characters' snapshots follow their
+// definitions without waiting for the definitions' acknowledgement, but a state the client may
+// not have been able to decode (sent before the definition was acknowledged) is never a
+// baseline; the definitions go at the client's whole budget; a character never sent goes before
+// updates of those already shown.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <kinesync/offline/builtin_motion.h>
+#include "common/src/codec/snapshot_codec.h"
+#include "programs/server/sim/in_process_rig.h"
+#include "server/src/net/snapshot_builder.h"
+#include "tests/support/sample_pose.h"
+#include "tests/support/snapshot_entries.h"
+#include "tests/support/udp_harness.h"
+
+using namespace ks;
+
+namespace {
+
+struct EntrySeen {
+    uint32_t tick;
+    uint16_t id;
+    bool delta;
+    uint32_t base_tick;
+};
+
+std::vector<EntrySeen> entries_of(const net::DecodedPacket& p) {
+    std::vector<EntrySeen> out;
+    const net::DecodedPacket::SnapshotView v = p.snapshot();
+    for (const test::PayloadEntry& e : test::payload_entries(v.data)) {
+        const bool delta = (e.mode & kModeMask) != 0;
+        out.push_back({v.tick, e.id, delta, delta ? v.tick - e.base_age : v.tick});
+    }
+    return out;
+}
+
+}  // namespace
+
+// Client 3 of the rig is 4 ticks away each way: waiting for the acknowledgement of the last
+// definition would hold its first snapshot back by at least 8 ticks.
+TEST(JoiningOrder, SnapshotsFollowTheirDefinitionsWithoutARoundTrip) {
+    test::quiet_server_logger();
+    const ClipLibrary lib = builtin_clip_library("game");
+    InProcessRigConfig rc;
+    rc.characters = 4;
+    rc.clients = 4;
+    rc.worker_threads = 0;
+    InProcessRig rig(lib, rc);
+    for (int n = 1; n <= 120; ++n) rig.tick(n);
+    const std::vector<InProcessRig::Sent>& sent = rig.sent_to(3);
+    int last_defs = -1, first_snapshot = -1;
+    for (const InProcessRig::Sent& s : sent) {
+        if (s.type == net::MessageType::SkeletonDefs && first_snapshot < 0) last_defs = s.tick;
+        if (s.type == net::MessageType::Snapshot && first_snapshot < 0) first_snapshot = s.tick;
+    }
+    ASSERT_GE(last_defs, 0);
+    ASSERT_GE(first_snapshot, 0);
+    RecordProperty("ticks_from_definitions_to_snapshot", first_snapshot - last_defs);
+    // The round trip is 8 ticks; the last definition's bytes are repaid first (2-3 ticks), then the
+    // next snapshot tick.
+    EXPECT_LE(first_snapshot - last_defs, 5) << "not a round trip";
+    EXPECT_TRUE(rig.sessions()[3]->arriving().empty()) << "every character shown within 2 s";
+}
+
+// The first sending of every definition is lost: the client receives snapshots of characters it
+// cannot decode yet and acknowledges their datagrams. None of those states may become a baseline:
+// every delta the server sends is against a state sent after the definition got through.
+TEST(JoiningOrder, AStateSentBeforeItsDefinitionWasAcknowledgedIsNeverABaseline) {
+    test::quiet_server_logger();
+    const ClipLibrary lib = builtin_clip_library();
+    InProcessRigConfig rc;
+    rc.characters = 3;
+    rc.clients = 1;
+    rc.worker_threads = 0;
+    std::set<uint32_t> defs_seen;
+    int defs_through = -1;  // the tick the first definition datagram was let through
+    std::vector<EntrySeen> entries;
+    int tick_now = 0;
+    rc.drop_to_client = [&](int, const net::DecodedPacket& p) {
+        if (p.type == net::MessageType::SkeletonDefs) {
+            const uint32_t id = p.message<net::wire::SkeletonDefs>()->message_id();
+            if (defs_seen.insert(id).second) return true;  // the first sending: lost
+            if (defs_through < 0) defs_through = tick_now;
+        }
+        if (p.type == net::MessageType::Snapshot)
+            for (const EntrySeen& e : entries_of(p)) entries.push_back(e);
+        return false;
+    };
+    InProcessRig rig(lib, rc);
+    for (tick_now = 1; tick_now <= 240; ++tick_now) rig.tick(tick_now);
+    ASSERT_GE(defs_through, 0) << "the definitions were sent again";
+    const auto before = std::count_if(entries.begin(), entries.end(), [&](const EntrySeen& e) { return int(e.tick) < defs_through; });
+    EXPECT_GT(before, 0) << "snapshots went out before the definitions were acknowledged";
+    size_t deltas = 0;
+    for (const EntrySeen& e : entries)
+        if (e.delta) {
+            ++deltas;
+            EXPECT_GE(int(e.base_tick), defs_through) << "character " << e.id << " at tick " << e.tick << " against tick " << e.base_tick;
+        }
+    EXPECT_GT(deltas, 0u) << "deltas once the definitions were acknowledged";
+    EXPECT_TRUE(rig.sessions()[0]->arriving().empty());
+    EXPECT_EQ(rig.sessions()[0]->characters().size(), 3u);
+}
+
+// A stress rig's definition (1,000 joints, several datagrams) leaves at the client's budget. The
+// reliable allowance starts with a datagram's worth banked, refills at the budget's rate, and a
+// message goes while it is positive: so from the first definition datagram to the last, the bytes
+// before the last are the budget's worth plus the bank, less what the allowance held when the last
+// went (positive, at most a tick's refill). Waiting for a whole message's worth instead sends less.
+TEST(JoiningOrder, DefinitionsLeaveAtTheWholeBudget) {
+    test::quiet_server_logger();
+    const ClipLibrary lib = builtin_clip_library("stress");
+    InProcessRigConfig rc;
+    rc.characters = 2;
+    rc.clients = 1;
+    rc.worker_threads = 0;
+    InProcessRig rig(lib, rc);
+    for (int n = 1; n <= 120; ++n) rig.tick(n);
+    int first = -1, last = -1, datagrams = 0;
+    size_t bytes = 0, last_bytes = 0;
+    for (const InProcessRig::Sent& s : rig.sent_to(0))
+        if (s.type == net::MessageType::SkeletonDefs) {
+            if (first < 0) first = s.tick;
+            last = s.tick;
+            bytes += s.wire_bytes;
+            last_bytes = s.wire_bytes;
+            ++datagrams;
+        }
+    ASSERT_GE(datagrams, 5) << "several datagrams' worth of definitions";
+    const double budget = 256000.0 / 8.0 * double(last - first) / 60.0, sent = double(bytes - last_bytes);
+    RecordProperty("definition_bytes", int(bytes));
+    RecordProperty("definition_ticks", last - first);
+    const double bank = std::max(double(net::kMaxDatagram + net::kIpUdpHeaderBytes), 256000.0 / 8.0 / 30.0);
+    const double tick = 256000.0 / 8.0 / 60.0;
+    EXPECT_GT(sent, budget + bank - tick - 1.0) << "the budget's rate, none of it left unused";
+    EXPECT_LE(sent, budget + bank + 1.0) << "within the budget";
+}
+
+// A budget for one character per snapshot: a character never sent goes before one already
+// shown, whatever their priorities.
+TEST(JoiningOrder, ACharacterNeverSentGoesBeforeUpdatesOfThoseShown) {
+    const Clip walk = builtin_clip("walk");
+    const Skeleton& sk = walk.skeleton;
+    const SkeletonPrecision prec = plan_precision(sk, 1.0f);
+    const PrecisionLookup lookup = [&](uint16_t) { return &prec; };
+    SnapshotHistory history(kHistoryTicks, 2);
+    BuilderConfig bc;
+    bc.tick_hz = 60;
+    bc.snapshot_hz = 30;
+    SnapshotBuilder probe(bc);
+    const CharacterSnapshot a{1, 0, quantize_character(test::sample_pose(walk, 0.1), sk, prec, 0)};
+    const CharacterSnapshot b{2, 0, quantize_character(test::sample_pose(walk, 0.6), sk, prec, 0)};
+    // One full state's worth per snapshot: measured with an unlimited builder.
+    history.add(2, std::vector<CharacterSnapshot>{a});
+    const std::vector<SnapshotPart> one = probe.build(2, std::vector<CharacterSnapshot>{a}, history, lookup);
+    ASSERT_EQ(one.size(), 1u);
+    bc.bandwidth_bps = float(one[0].data.size() + bc.datagram_overhead_bytes + 8) * 8.0f * bc.snapshot_hz;
+    SnapshotBuilder builder(bc);
+    const auto priority = [](uint16_t id) { return id == 1 ? 10.0f : 1.0f; };
+    std::vector<SnapshotPart> out = builder.build(2, std::vector<CharacterSnapshot>{a}, history, lookup, priority);
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].units.size(), 1u);
+    EXPECT_EQ(unit_character(out[0].units[0]), 1);
+    history.add(4, std::vector<CharacterSnapshot>{a, b});
+    out = builder.build(4, std::vector<CharacterSnapshot>{a, b}, history, lookup, priority);
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].units.size(), 1u) << "the budget holds one full state";
+    EXPECT_EQ(unit_character(out[0].units[0]), 2) << "the character never sent first, though its priority is lower";
+}
