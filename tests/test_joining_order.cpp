@@ -171,3 +171,56 @@ TEST(JoiningOrder, ACharacterNeverSentGoesBeforeUpdatesOfThoseShown) {
     ASSERT_EQ(out[0].units.size(), 1u) << "the budget holds one full state";
     EXPECT_EQ(unit_character(out[0].units[0]), 2) << "the character never sent first, though its priority is lower";
 }
+
+namespace {
+
+// Every SkeletonDefs byte sent to client 0 until it shows every character whole (or 2 s).
+size_t definition_bytes_until_shown(const ClipLibrary& lib, int characters, InProcessRig** keep = nullptr) {
+    InProcessRigConfig rc;
+    rc.characters = characters;
+    rc.clients = 1;
+    rc.worker_threads = 0;
+    auto rig = std::make_unique<InProcessRig>(lib, rc);
+    for (int n = 1; n <= 120 && !(rig->sessions()[0]->characters().size() == size_t(characters) && rig->sessions()[0]->arriving().empty()); ++n)
+        rig->tick(n);
+    size_t bytes = 0;
+    for (const InProcessRig::Sent& s : rig->sent_to(0))
+        if (s.type == net::MessageType::SkeletonDefs) bytes += s.wire_bytes;
+    if (keep) *keep = rig.release();
+    return bytes;
+}
+
+}  // namespace
+
+// Two skeletons grown from one source (the second's offsets differ on a fifth of its joints): the
+// second travels as its differences from the first, and the client holds both exactly as sent.
+TEST(JoiningOrder, SkeletonsGrownFromOneSourceTravelAsTheirDifferences) {
+    test::quiet_server_logger();
+    ClipLibrary one = builtin_clip_library("game");
+    ClipLibrary two = builtin_clip_library("game");
+    Skeleton grown = two.skeletons[0];
+    for (size_t j = 0; j < grown.offsets.size(); j += 5) grown.offsets[j] = grown.offsets[j] * 1.1f;
+    two.skeletons.push_back(grown);
+    two.metres_per_unit.push_back(two.metres_per_unit[0]);
+    two.skeleton_names.push_back("grown");
+    const size_t clips = two.clips.size();
+    for (size_t c = 0; c < clips; ++c) {
+        two.clips.push_back(two.clips[c]);
+        two.clips.back().skeleton = 1;
+    }
+    const size_t alone = definition_bytes_until_shown(one, 2);
+    InProcessRig* raw = nullptr;
+    const size_t both = definition_bytes_until_shown(two, 2, &raw);
+    const std::unique_ptr<InProcessRig> rig(raw);
+    RecordProperty("one_skeleton_bytes", int(alone));
+    RecordProperty("two_skeletons_bytes", int(both));
+    EXPECT_LT(double(both), 1.35 * double(alone)) << "the second skeleton costs a fraction of the first";
+    const ClientSession& s = *rig->sessions()[0];
+    ASSERT_TRUE(s.arriving().empty() && s.characters().size() == 2u) << "both characters shown";
+    for (uint16_t id = 0; id < 2; ++id) {
+        const net::ReceivedSkeleton* held = s.skeleton(id);
+        ASSERT_NE(held, nullptr) << id;
+        EXPECT_EQ(net::skeleton_hash(held->skeleton, held->metres_per_unit), net::skeleton_hash(two.skeletons[id], two.metres_per_unit[id]))
+            << "skeleton " << id << " as the server has it";
+    }
+}

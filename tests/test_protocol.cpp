@@ -73,7 +73,7 @@ Bytes raw_connect_request(size_t padding, uint64_t salt = 42) {
 
 // A SkeletonDef packet from a coded joints stream claiming `part_joints` joints (no validation).
 Bytes raw_skeleton_def_coded(int joint_count, int first_joint, int part_joints, const std::vector<uint8_t>& coded,
-                             float metres_per_unit = 1.0f, const std::string& name = "s") {
+                             float metres_per_unit = 1.0f, const std::string& name = "s", int32_t base_skeleton = -1) {
     fb::FlatBufferBuilder fbb;
     const auto cv = fbb.CreateVector(coded);
     const auto nv = fbb.CreateString(name);
@@ -85,6 +85,7 @@ Bytes raw_skeleton_def_coded(int joint_count, int first_joint, int part_joints, 
     b.add_metres_per_unit(metres_per_unit);
     b.add_part_joints(uint16_t(part_joints));
     b.add_joints_coded(cv);
+    b.add_base_skeleton(base_skeleton);
     const auto def = b.Finish();
     const auto defs = fbb.CreateVector(&def, 1);
     return raw_packet(fbb, wire::CreateSkeletonDefs(fbb, 1, defs));
@@ -380,6 +381,8 @@ TEST(Protocol, SkeletonDefsSplitAndAssembled) {
     std::vector<Skeleton> skels;
     for (int n : {1, 31, 100, 333, kMaxJoints}) skels.push_back(named_skeleton(n, unsigned(n)));
     skels.push_back(builtin_skeleton());
+    skels.push_back(skels[3]);  // grown from the same source as the 333-joint one: coded against it
+    for (size_t j = 5; j < 333; j += 7) skels.back().offsets[j] = skels.back().offsets[j] * 1.25f;
     std::vector<SkeletonDefInput> inputs;
     for (size_t i = 0; i < skels.size(); ++i)
         inputs.push_back({uint16_t(100 + i), "skeleton", &skels[i], 0.01f * float(i + 1)});
@@ -402,21 +405,51 @@ TEST(Protocol, SkeletonDefsSplitAndAssembled) {
     // Packing efficiency: packets are filled to within a joint or a character of the limit.
     EXPECT_GT(double(bytes) / double(packets.size() * kMaxDatagram), 0.9);
 
+    std::set<int> based;
+    for (const auto& plan : plans)
+        for (const SkeletonDefInput& d : plan.defs)
+            if (d.base) based.insert(d.skeleton_id);
+    EXPECT_TRUE(based.count(106)) << "the grown skeleton is coded against the one it was grown from";
+
+    // Delivered as a client receives them (shuffled, some twice, each applied once): a part coded
+    // against a skeleton not yet complete waits for it; each completed skeleton is taken (and held)
+    // at once.
     std::mt19937 rng(5);
     std::vector<Bytes> delivery = packets;
     delivery.insert(delivery.end(), packets.begin(), packets.begin() + ptrdiff_t(packets.size() / 3));  // duplicates
     std::shuffle(delivery.begin(), delivery.end(), rng);
     SkeletonAssembler assembler;
+    std::map<uint16_t, ReceivedSkeleton> held;
+    const SkeletonAssembler::HeldSkeletons lookup = [&](uint16_t id) -> const Skeleton* {
+        const auto it = held.find(id);
+        return it == held.end() ? nullptr : &it->second.skeleton;
+    };
     std::set<int> chars_seen;
+    std::set<uint32_t> seen;  // a client applies each message once
     for (const Bytes& b : delivery) {
         const DecodedPacket d = decode_ok(b);
         const auto* m = d.message<wire::SkeletonDefs>();
         ASSERT_NE(m, nullptr);
+        if (!seen.insert(m->message_id()).second) continue;
         if (m->defs())
             for (const auto* def : *m->defs()) {
                 std::string error;
-                EXPECT_TRUE(assembler.add(*def, &error)) << error;
+                EXPECT_TRUE(assembler.add(*def, &error, lookup)) << error;
             }
+        for (bool more = true; more;) {
+            std::vector<std::string> errors;
+            assembler.resolve(lookup, &errors);
+            EXPECT_TRUE(errors.empty()) << errors.front();
+            more = false;
+            for (uint16_t id : assembler.completed()) {
+                std::string error;
+                auto s = assembler.take(id, &error);
+                ASSERT_TRUE(s) << error;
+                EXPECT_FALSE(assembler.complete(id));
+                held[id] = std::move(*s);
+                more = true;
+            }
+        }
         if (m->characters())
             for (const auto* c : *m->characters()) {
                 chars_seen.insert(c->character_id());
@@ -425,15 +458,103 @@ TEST(Protocol, SkeletonDefsSplitAndAssembled) {
     }
     EXPECT_EQ(chars_seen.size(), chars.size());
     for (const SkeletonDefInput& in : inputs) {
-        ASSERT_TRUE(assembler.complete(in.skeleton_id));
-        std::string error;
-        const auto s = assembler.take(in.skeleton_id, &error);
-        ASSERT_TRUE(s) << error;
-        EXPECT_EQ(s->metres_per_unit, in.metres_per_unit);
-        expect_same_skeleton(s->skeleton, *in.skeleton);
-        EXPECT_FALSE(assembler.complete(in.skeleton_id));
+        ASSERT_TRUE(held.count(in.skeleton_id)) << in.skeleton_id;
+        EXPECT_EQ(held[in.skeleton_id].metres_per_unit, in.metres_per_unit);
+        expect_same_skeleton(held[in.skeleton_id].skeleton, *in.skeleton);
     }
     EXPECT_EQ(assembler.in_progress(), 0u);
+}
+
+// A skeleton grown from another (offsets changed here and there, a joint renamed, a parent moved,
+// joints added past the other's end) coded against it: a fraction of its bytes, decoded exactly.
+TEST(Protocol, ASkeletonCodedAgainstAnotherTakesAFractionOfItsBytesAndDecodesExactly) {
+    const Skeleton a = named_skeleton(250, 3);
+    Skeleton b = a;
+    for (size_t j = 3; j < 250; j += 12) b.offsets[j] = b.offsets[j] * 1.5f;
+    b.names[40] = "renamed";
+    b.parents[60] = 0;
+    for (int k = 0; k < 5; ++k) {
+        b.names.push_back("extra" + std::to_string(k));
+        b.parents.push_back(0);
+        b.offsets.push_back({1.0f, 2.0f, float(k)});
+    }
+    ASSERT_EQ(b.validate(), "");
+    std::vector<uint8_t> alone, based;
+    net::detail::code_skeleton_joints(0, b.names, b.parents, b.offsets, alone);
+    net::detail::code_skeleton_joints(0, b.names, b.parents, b.offsets, based, nullptr, std::numeric_limits<size_t>::max(), &a);
+    test::record_figure("protocol skeleton coded against another: bytes / bytes alone (250 joints, 21 offsets changed)",
+                        double(based.size()) / double(alone.size()));
+    EXPECT_LT(based.size() * 4, alone.size()) << based.size() << " against " << alone.size();
+    net::detail::SkeletonJoints out;
+    size_t allowance = kMaxNewNameBytesPerPacket;
+    std::string why;
+    ASSERT_EQ(net::detail::decode_skeleton_joints(based, 0, b.names.size(), out, &why, &allowance, &a), DecodeError::None) << why;
+    EXPECT_EQ(out.names, b.names);
+    EXPECT_EQ(out.parents, b.parents);
+    for (size_t j = 0; j < b.offsets.size(); ++j) EXPECT_EQ(std::memcmp(&out.offsets[j], &b.offsets[j], sizeof(vec3)), 0) << j;
+}
+
+// A part coded against a skeleton the receiver does not hold yet waits for it (its bytes kept, within
+// a bound); a base that is the skeleton itself or out of range is refused as the packet is decoded.
+TEST(Protocol, APartCodedAgainstASkeletonNotHeldWaitsAndBadBasesAreRefused) {
+    const Skeleton a = named_skeleton(40, 4);
+    Skeleton b = a;
+    b.offsets[7] = {9.0f, 9.0f, 9.0f};
+    std::vector<uint8_t> coded;
+    net::detail::code_skeleton_joints(0, b.names, b.parents, b.offsets, coded, nullptr, std::numeric_limits<size_t>::max(), &a);
+    const Bytes packet = raw_skeleton_def_coded(40, 0, 40, coded, 1.0f, "s", 100);
+    const DecodedPacket d = decode_ok(packet);
+    const wire::SkeletonDef& def = *d.message<wire::SkeletonDefs>()->defs()->Get(0);
+    std::map<uint16_t, Skeleton> held;
+    const SkeletonAssembler::HeldSkeletons lookup = [&](uint16_t id) -> const Skeleton* {
+        const auto it = held.find(id);
+        return it == held.end() ? nullptr : &it->second;
+    };
+    SkeletonAssembler assembler;
+    std::string error;
+    ASSERT_TRUE(assembler.add(def, &error, lookup)) << error;
+    EXPECT_FALSE(assembler.complete(7)) << "waits for skeleton 100";
+    assembler.resolve(lookup);
+    EXPECT_FALSE(assembler.complete(7));
+    held[100] = a;
+    std::vector<std::string> errors;
+    assembler.resolve(lookup, &errors);
+    EXPECT_TRUE(errors.empty());
+    ASSERT_TRUE(assembler.complete(7));
+    const auto s = assembler.take(7, &error);
+    ASSERT_TRUE(s) << error;
+    expect_same_skeleton(s->skeleton, b);
+
+    for (const int32_t bad : {7, -2, 70000}) {
+        DecodeError e = DecodeError::None;
+        EXPECT_FALSE(decode_packet(raw_skeleton_def_coded(40, 0, 40, coded, 1.0f, "s", bad), &e)) << bad;
+        EXPECT_EQ(e, DecodeError::BadSkeleton) << bad;
+    }
+
+    // Bytes that wait are bounded: parts of 1,000 coded bytes (undecodable, never looked at while
+    // they wait) until kMaxWaitingBytes is reached; then refused with the reason.
+    SkeletonAssembler bounded;
+    const std::vector<uint8_t> junk(1000, 0x5A);
+    size_t accepted = 0;
+    bool refused = false;
+    for (int first = 0; first < 1024 && !refused; ++first) {
+        const DecodedPacket p = decode_ok(raw_skeleton_def_coded(1024, first, 1, junk, 1.0f, "s", 100));
+        std::string why;
+        if (bounded.add(*p.message<wire::SkeletonDefs>()->defs()->Get(0), &why, {})) {
+            ++accepted;
+        } else {
+            refused = true;
+            EXPECT_NE(why.find("wait"), std::string::npos) << why;
+        }
+    }
+    EXPECT_TRUE(refused);
+    EXPECT_EQ(accepted, SkeletonAssembler::kMaxWaitingBytes / junk.size());
+    // Once the base is held, what cannot be decoded is dropped with its reason.
+    held.clear();
+    held[100] = a;
+    errors.clear();
+    bounded.resolve(lookup, &errors);
+    EXPECT_EQ(errors.size(), accepted);
 }
 
 TEST(Protocol, SkeletonAssemblerRejectsContradictions) {

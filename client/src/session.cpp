@@ -343,22 +343,16 @@ void ClientSession::on_skeleton_defs(const DecodedPacket& p) {
     if (!reliable_seen_.insert(m->message_id()).second) return;  // a resend of what we have
     if (m->refs())
         for (const wire::SkeletonRef* r : *m->refs()) on_skeleton_ref(*r);
+    const net::SkeletonAssembler::HeldSkeletons held = [this](uint16_t id) -> const Skeleton* {
+        const auto it = skeletons_.find(id);
+        return it == skeletons_.end() ? nullptr : &it->second.skeleton;
+    };
     if (m->defs())
         for (const wire::SkeletonDef* d : *m->defs()) {
             std::string why;
-            if (!assembler_.add(*d, &why)) {
-                skeleton_error(why);
-                continue;
-            }
-            if (!assembler_.complete(d->skeleton_id())) continue;
-            if (auto s = assembler_.take(d->skeleton_id(), &why)) {
-                ++stats_.skeletons_in_full;
-                new_skeletons_.push_back(*s);
-                add_skeleton(std::move(*s));
-            } else {
-                skeleton_error(why);
-            }
+            if (!assembler_.add(*d, &why, held)) skeleton_error(why);
         }
+    take_completed_skeletons(held);
     if (m->characters())
         for (const wire::CharacterInfo* c : *m->characters()) {
             auto [it, added] = character_skeleton_.try_emplace(c->character_id(), c->skeleton_id());
@@ -366,6 +360,27 @@ void ClientSession::on_skeleton_defs(const DecodedPacket& p) {
             it->second = c->skeleton_id();
             character_names_[c->character_id()] = c->name() ? c->name()->str() : std::string();
         }
+}
+
+// Skeletons whose every joint arrived; each may be the base other parts wait for.
+void ClientSession::take_completed_skeletons(const net::SkeletonAssembler::HeldSkeletons& held) {
+    for (bool more = true; more;) {
+        std::vector<std::string> errors;
+        assembler_.resolve(held, &errors);
+        for (const std::string& why : errors) skeleton_error(why);
+        more = false;
+        for (uint16_t id : assembler_.completed()) {
+            std::string why;
+            if (auto s = assembler_.take(id, &why)) {
+                ++stats_.skeletons_in_full;
+                new_skeletons_.push_back(*s);
+                add_skeleton(std::move(*s));
+                more = true;
+            } else {
+                skeleton_error(why);
+            }
+        }
+    }
 }
 
 void ClientSession::on_skeleton_ref(const wire::SkeletonRef& r) {

@@ -172,6 +172,7 @@ private:
     void handshake_round(double now_s);  // resend: a ConnectRequest, and answers to this round's Challenges
     void on_refusal(const net::DecodedPacket& p);
     void on_skeleton_defs(const net::DecodedPacket& p);
+    void take_completed_skeletons(const net::SkeletonAssembler::HeldSkeletons& held);
     void on_skeleton_ref(const net::wire::SkeletonRef& r);
     void skeleton_error(const std::string& why);
     void add_skeleton(net::ReceivedSkeleton s);

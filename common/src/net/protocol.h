@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -112,6 +113,10 @@ struct SkeletonDefInput {
     float metres_per_unit = 1.0f;
     int first_joint = 0;
     int joint_count = -1;  // -1: every joint from first_joint on
+    // Coded against another skeleton (SkeletonDef.base_skeleton; plan_skeleton_defs chooses one
+    // among the definitions before it): its id and the skeleton, which must outlive the build.
+    int base_id = -1;
+    const Skeleton* base = nullptr;
 };
 
 // A skeleton the client holds, sent by hash instead of its definition.
@@ -181,8 +186,11 @@ size_t max_snapshot_data_bytes();
 
 // Splits skeleton definitions and character assignments into as few SkeletonDefs packets as
 // possible, each at most `max_bytes` long whatever its header and message id. A skeleton too
-// large for one datagram is split into joint runs. Build each entry with build_skeleton_defs
-// (one reliable message id per entry). Throws std::invalid_argument like build_skeleton_defs.
+// large for one datagram is split into joint runs. A whole skeleton is coded against one of the
+// (up to 8) whole skeletons listed before it when that codes it smaller (skeletons grown from the
+// same source share most joints): send the plans in order. Build each entry with
+// build_skeleton_defs (one reliable message id per entry). Throws std::invalid_argument like
+// build_skeleton_defs.
 struct SkeletonDefsPlan {
     std::vector<SkeletonDefInput> defs;
     std::vector<SkeletonRefInput> refs;
@@ -344,14 +352,28 @@ struct ReceivedSkeleton {
 // decoded packet. Returns nullopt with *error set when it is only a part or does not validate.
 std::optional<ReceivedSkeleton> skeleton_from_wire(const wire::SkeletonDef& def, std::string* error = nullptr);
 
+namespace detail {
+struct SkeletonJoints;  // skeleton_coding.h
+}
+
 // Collects the parts of skeletons sent in several SkeletonDef parts (any order, duplicates
 // fine). Holds at most kMaxInProgress skeletons at a time.
 class SkeletonAssembler {
 public:
     static constexpr size_t kMaxInProgress = 64;
+    static constexpr size_t kMaxWaitingBytes = 256 * 1024;  // coded parts waiting for their base, in all
+    // The skeletons the receiver holds (for parts coded against one), or null.
+    using HeldSkeletons = std::function<const Skeleton*(uint16_t)>;
     // Adds a part. Returns false (and sets *error) when it contradicts earlier parts of the same
     // skeleton (joint count, units, different joint data) or too many skeletons are in progress.
-    bool add(const wire::SkeletonDef& part, std::string* error = nullptr);
+    // A part coded against a skeleton `held` does not hold yet waits for it (see resolve); a
+    // part's coded bytes are kept until then, at most kMaxWaitingBytes in all.
+    bool add(const wire::SkeletonDef& part, std::string* error = nullptr, const HeldSkeletons& held = {});
+    // Decodes the waiting parts whose base `held` now holds; a part that fails to decode is
+    // dropped, its reason appended to *errors.
+    void resolve(const HeldSkeletons& held, std::vector<std::string>* errors = nullptr);
+    // The skeletons every joint of which has arrived.
+    std::vector<uint16_t> completed() const;
     // True when every joint of `skeleton_id` has arrived.
     bool complete(uint16_t skeleton_id) const;
     // The finished, validated skeleton (forgotten by the assembler); nullopt while incomplete or
@@ -360,12 +382,20 @@ public:
     size_t in_progress() const { return parts_.size(); }
 
 private:
+    struct Waiting {
+        int first = 0, count = 0;
+        uint16_t base = 0;
+        std::vector<uint8_t> coded;
+    };
     struct Partial {
         ReceivedSkeleton s;
         std::vector<uint8_t> have;
         int missing = 0;
+        std::vector<Waiting> waiting;
     };
+    bool apply(Partial& p, int first, detail::SkeletonJoints& joints, std::string* error);
     std::vector<Partial> parts_;
+    size_t waiting_bytes_ = 0;
 };
 
 }  // namespace ks::net

@@ -38,9 +38,11 @@ void check_name(std::string_view s, size_t limit, const char* what);
 struct SkeletonJoints;  // skeleton_coding.h
 // The semantic limits of one received SkeletonDef (a whole skeleton or a part), its coded joints
 // decoded into *joints when given, their new name bytes taken from *new_name_bytes (a packet's
-// kMaxNewNameBytesPerPacket); sets *why (when given) on failure.
+// kMaxNewNameBytesPerPacket); sets *why (when given) on failure. A part coded against another
+// skeleton (base_skeleton) is decoded against `base`; without it only its framing is checked, and
+// *joints is left as it was (the receiver decodes it once it holds the base).
 DecodeError check_skeleton_def(const wire::SkeletonDef& d, std::string* why, size_t* new_name_bytes,
-                               SkeletonJoints* joints = nullptr);
+                               SkeletonJoints* joints = nullptr, const Skeleton* base = nullptr);
 
 // Throws std::invalid_argument when a skeleton definition to send breaks a protocol limit.
 void check_def_input(const SkeletonDefInput& d);

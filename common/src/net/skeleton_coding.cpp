@@ -81,6 +81,7 @@ struct Models {
     Tree<kNameLengthBits> name_shared, name_new;
     Tree<8> name_byte;
     Tree<1> offset_repeats, offset_matches;
+    Tree<1> base_name, base_parent, base_offset;  // the base skeleton's joint's, unchanged
     Tree<2> match_sign;  // per component (index 1..3)
     Tree<2> zero, sign;  // per component (index 1..3)
     std::array<Tree<8>, 3> exponent;
@@ -106,11 +107,29 @@ uint32_t name_length(C& c, Tree<kNameLengthBits>& t, size_t v) {
     return tree(c, t, uint32_t(v));
 }
 
+// A name front-coded against the previous one (joint i of the part).
+template <class Where, class Fail>
+DecodeError decode_name(Reader& r, Models& m, size_t i, SkeletonJoints& out, const Where& where, size_t* new_name_bytes,
+                        const Fail& fail) {
+    const size_t shared = name_length(r, m.name_shared, 0);
+    const size_t fresh = name_length(r, m.name_new, 0);
+    const std::string& prev = i > 0 ? out.names[i - 1] : out.names[i];  // the first shares nothing
+    if (shared > (i > 0 ? prev.size() : 0)) return fail(where() + "'s name shares more than the previous name has");
+    if (shared + fresh > kMaxNameBytes) return fail(where() + "'s name is too long", DecodeError::StringTooLong);
+    if (fresh > *new_name_bytes)
+        return fail(where() + "'s name: more new name bytes than one packet may carry (" + std::to_string(kMaxNewNameBytesPerPacket) + ")");
+    *new_name_bytes -= fresh;
+    std::string name(prev, 0, shared);
+    for (size_t k = 0; k < fresh; ++k) name.push_back(char(tree(r, m.name_byte, 0)));
+    out.names[i] = std::move(name);
+    return DecodeError::None;
+}
+
 }  // namespace
 
 void code_skeleton_joints(int first, std::span<const std::string> names, std::span<const int> parents,
                           std::span<const vec3> offsets, std::vector<uint8_t>& out, std::vector<size_t>* bounds,
-                          size_t stop_beyond) {
+                          size_t stop_beyond, const Skeleton* base) {
     RangeEncoder rc(out);
     if (bounds) bounds->clear();
     Writer w{rc};
@@ -120,26 +139,33 @@ void code_skeleton_joints(int first, std::span<const std::string> names, std::sp
     std::map<Key, int> seen;  // magnitudes -> the latest joint in the part with them
     for (size_t i = 0; i < names.size(); ++i) {
         const int j = first + int(i);
-        // Name: bytes shared with the previous name, then the new ones.
+        const bool based = base && j < base->size();
+        // Name: the base's, or bytes shared with the previous name, then the new ones.
         const std::string_view name = std::string_view(names[i]).substr(0, (1u << kNameLengthBits) - 1);
-        const size_t shared = shared_prefix(name, prev);
-        name_length(w, m.name_shared, shared);
-        name_length(w, m.name_new, name.size() - shared);
-        for (size_t k = shared; k < name.size(); ++k) tree(w, m.name_byte, uint8_t(name[k]));
+        if (!based || w.bit(m.base_name.p[1], name != base->names[size_t(j)])) {
+            const size_t shared = shared_prefix(name, prev);
+            name_length(w, m.name_shared, shared);
+            name_length(w, m.name_new, name.size() - shared);
+            for (size_t k = shared; k < name.size(); ++k) tree(w, m.name_byte, uint8_t(name[k]));
+        }
         prev = name;
-        // Parent: the joint before, the previous joint's parent, or a distance back (a forward
-        // one, which no valid skeleton has, behind a flag).
+        // Parent: the base's, the joint before, the previous joint's parent, or a distance back (a
+        // forward one, which no valid skeleton has, behind a flag).
         const int p = parents[i];
-        if (w.bit(m.parent_is_previous.p[1], p != j - 1) && (i == 0 || w.bit(m.parent_is_sibling.p[1], p != parents[i - 1]))) {
+        if ((!based || w.bit(m.base_parent.p[1], p != base->parents[size_t(j)])) && w.bit(m.parent_is_previous.p[1], p != j - 1) &&
+            (i == 0 || w.bit(m.parent_is_sibling.p[1], p != parents[i - 1]))) {
             const int back = j - 1 - p;
             w.bit(m.parent_after.p[1], back < 0);
             gamma(w, m.parent_distance, uint32_t(std::abs(back)));
         }
-        // Offset: the previous joint's, an earlier joint's up to signs, or three floats.
+        // Offset: the base's, the previous joint's, an earlier joint's up to signs, or three floats.
         const std::array<uint32_t, 3> b{bits_of(offsets[i].x), bits_of(offsets[i].y), bits_of(offsets[i].z)};
         const Key key = magnitudes(b);
         const auto match = seen.find(key);
-        if (i == 0 || w.bit(m.offset_repeats.p[1], b != prev_bits)) {
+        const vec3* bo = based ? &base->offsets[size_t(j)] : nullptr;
+        if (bo && w.bit(m.base_offset.p[1], b != std::array<uint32_t, 3>{bits_of(bo->x), bits_of(bo->y), bits_of(bo->z)}) == 0) {
+            // the base's offset
+        } else if (i == 0 || w.bit(m.offset_repeats.p[1], b != prev_bits)) {
             if (i > 0 && w.bit(m.offset_matches.p[1], match == seen.end()) == 0) {
                 const int earlier = match->second;
                 gamma(w, m.match_distance, uint32_t(j - earlier));
@@ -159,7 +185,7 @@ void code_skeleton_joints(int first, std::span<const std::string> names, std::sp
 }
 
 DecodeError decode_skeleton_joints(std::span<const uint8_t> in, int first, size_t n, SkeletonJoints& out,
-                                   std::string* why, size_t* new_name_bytes) {
+                                   std::string* why, size_t* new_name_bytes, const Skeleton* base) {
     auto fail = [&](const std::string& w, DecodeError e = DecodeError::BadSkeleton) {
         if (why) *why = w;
         return e;
@@ -174,21 +200,17 @@ DecodeError decode_skeleton_joints(std::span<const uint8_t> in, int first, size_
     for (size_t i = 0; i < n; ++i) {
         const int j = first + int(i);
         auto where = [j] { return "joint " + std::to_string(j); };
-        const size_t shared = name_length(r, m.name_shared, 0);
-        const size_t fresh = name_length(r, m.name_new, 0);
-        const std::string& prev = i > 0 ? out.names[i - 1] : out.names[i];  // the first shares nothing
-        if (shared > (i > 0 ? prev.size() : 0)) return fail(where() + "'s name shares more than the previous name has");
-        if (shared + fresh > kMaxNameBytes) return fail(where() + "'s name is too long", DecodeError::StringTooLong);
-        if (fresh > *new_name_bytes)
-            return fail(where() + "'s name: more new name bytes than one packet may carry (" +
-                        std::to_string(kMaxNewNameBytesPerPacket) + ")");
-        *new_name_bytes -= fresh;
-        std::string name(prev, 0, shared);
-        for (size_t k = 0; k < fresh; ++k) name.push_back(char(tree(r, m.name_byte, 0)));
-        out.names[i] = std::move(name);
+        const bool based = base && j < base->size();
+        if (based && r.bit(m.base_name.p[1], 0) == 0) {
+            out.names[i] = base->names[size_t(j)];  // the base's names are checked already
+        } else if (const DecodeError e = decode_name(r, m, i, out, where, new_name_bytes, fail); e != DecodeError::None) {
+            return e;
+        }
 
         int p = j - 1;
-        if (r.bit(m.parent_is_previous.p[1], 0)) {
+        if (based && r.bit(m.base_parent.p[1], 0) == 0) {
+            p = base->parents[size_t(j)];
+        } else if (r.bit(m.parent_is_previous.p[1], 0)) {
             if (i > 0 && r.bit(m.parent_is_sibling.p[1], 0) == 0) {
                 p = out.parents[i - 1];
             } else {
@@ -203,7 +225,10 @@ DecodeError decode_skeleton_joints(std::span<const uint8_t> in, int first, size_
         out.parents[i] = p;
 
         std::array<uint32_t, 3> b = prev_bits;
-        if (i == 0 || r.bit(m.offset_repeats.p[1], 0)) {
+        if (based && r.bit(m.base_offset.p[1], 0) == 0) {
+            const vec3& e = base->offsets[size_t(j)];
+            b = {bits_of(e.x), bits_of(e.y), bits_of(e.z)};
+        } else if (i == 0 || r.bit(m.offset_repeats.p[1], 0)) {
             if (i > 0 && r.bit(m.offset_matches.p[1], 0) == 0) {
                 const uint32_t back = gamma(r, m.match_distance, 0);
                 if (back == 0 || back > i) return fail(where() + "'s offset matches no earlier joint of the part");

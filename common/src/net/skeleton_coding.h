@@ -39,16 +39,20 @@ struct SkeletonJoints {
 // `bounds`, bounds[k] is at least the bytes the stream would take had it ended after joint k of the
 // part (a prefix codes as it does in the whole: the models adapt in joint order); coding stops, the
 // stream unfinished, after the first joint whose bound exceeds `stop_beyond` (a planner's use).
+// With `base`, each joint j below the base's size is first coded as "the base's joint j's" (name,
+// parent and offset each by one adaptive bit) and only otherwise as above: a skeleton grown from
+// the same source as one the client holds costs a fraction of a bit a joint where they agree.
 void code_skeleton_joints(int first, std::span<const std::string> names, std::span<const int> parents,
                           std::span<const vec3> offsets, std::vector<uint8_t>& out, std::vector<size_t>* bounds = nullptr,
-                          size_t stop_beyond = std::numeric_limits<size_t>::max());
+                          size_t stop_beyond = std::numeric_limits<size_t>::max(), const Skeleton* base = nullptr);
 
 // Decodes `n` joints starting at joint `first` into `out`. Refuses, with *why (when given): a name
 // over kMaxNameBytes (StringTooLong) or sharing more than the previous name has, a parent not
 // before its joint or below -1, a non-finite offset, a match of no earlier joint, a stream that
 // ends early or has bytes left over, or names spelling out more new bytes than *new_name_bytes
 // holds (BadSkeleton); takes the new bytes from *new_name_bytes (a packet's allowance).
+// joints coded against `base` are decoded against the same skeleton (a valid one).
 DecodeError decode_skeleton_joints(std::span<const uint8_t> in, int first, size_t n, SkeletonJoints& out,
-                                   std::string* why, size_t* new_name_bytes);
+                                   std::string* why, size_t* new_name_bytes, const Skeleton* base = nullptr);
 
 }  // namespace ks::net::detail

@@ -15,7 +15,7 @@ using namespace detail;
 
 // The semantic limits of one SkeletonDef (a whole skeleton or a part), its joints decoded.
 DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* why, size_t* new_name_bytes,
-                                       SkeletonJoints* joints) {
+                                       SkeletonJoints* joints, const Skeleton* base) {
     auto fail = [&](DecodeError e, const std::string& w) {
         if (why) *why = "skeleton " + std::to_string(d.skeleton_id()) + ": " + w;
         return e;
@@ -33,10 +33,15 @@ DecodeError detail::check_skeleton_def(const wire::SkeletonDef& d, std::string* 
     if (!(std::isfinite(d.metres_per_unit()) && d.metres_per_unit() > 0.0f))
         return fail(DecodeError::BadSkeleton, "metres_per_unit not finite and positive");
     if (!d.joints_coded()) return fail(DecodeError::BadSkeleton, "joints missing");
+    const int32_t b = d.base_skeleton();
+    if (b < -1 || b > 0xFFFF || b == int32_t(d.skeleton_id()))
+        return fail(DecodeError::BadSkeleton, "base_skeleton " + std::to_string(b) + " (-1, or another skeleton's id)");
+    if (b >= 0 && base == nullptr) return DecodeError::None;  // decoded once the base is held
     SkeletonJoints scratch;
     std::string joints_why;
     const std::span<const uint8_t> coded(d.joints_coded()->data(), d.joints_coded()->size());
-    if (const DecodeError e = decode_skeleton_joints(coded, first, size_t(n), joints ? *joints : scratch, &joints_why, new_name_bytes);
+    if (const DecodeError e = decode_skeleton_joints(coded, first, size_t(n), joints ? *joints : scratch, &joints_why, new_name_bytes,
+                                                     b >= 0 ? base : nullptr);
         e != DecodeError::None)
         return fail(e, joints_why);
     return DecodeError::None;
@@ -57,6 +62,11 @@ void detail::check_def_input(const SkeletonDefInput& d) {
     if (!(std::isfinite(d.metres_per_unit) && d.metres_per_unit > 0.0f))
         throw std::invalid_argument("build_skeleton_defs: metres_per_unit must be finite and positive");
     check_name(d.name, kMaxNameBytes, "skeleton name");
+    if ((d.base_id >= 0) != (d.base != nullptr) || d.base_id > 0xFFFF || d.base_id < -1 || d.base_id == int(d.skeleton_id))
+        throw std::invalid_argument("build_skeleton_defs: base_id " + std::to_string(d.base_id) +
+                                    " (-1 without a base skeleton, or another skeleton's id with one)");
+    if (d.base)
+        if (std::string err = d.base->validate(); !err.empty()) throw std::invalid_argument("build_skeleton_defs: base skeleton: " + err);
     for (int j = d.first_joint; j < d.first_joint + count; ++j) {
         check_name(s.names[size_t(j)], kMaxNameBytes, "joint name");
         if (!isfinite(s.offsets[size_t(j)])) throw std::invalid_argument("build_skeleton_defs: offset not finite");
@@ -75,7 +85,7 @@ void code_joints(const SkeletonDefInput& d, std::vector<uint8_t>& out, std::vect
     const size_t first = size_t(d.first_joint), count = size_t(joints_of(d));
     std::vector<int> parents(s.parents.begin() + std::ptrdiff_t(first), s.parents.begin() + std::ptrdiff_t(first + count));
     code_skeleton_joints(d.first_joint, std::span<const std::string>(s.names).subspan(first, count), parents,
-                         std::span<const vec3>(s.offsets).subspan(first, count), out, bounds, stop_beyond);
+                         std::span<const vec3>(s.offsets).subspan(first, count), out, bounds, stop_beyond, d.base);
 }
 
 // The name bytes a part's first k joints spell out anew (the first joint's whole name, then what
@@ -91,6 +101,31 @@ std::vector<size_t> new_name_bytes(const SkeletonDefInput& d) {
         prev = n;
     }
     return sums;
+}
+
+// The base among the whole skeletons defined before `at` (the latest kMaxBaseCandidates) that
+// codes `at` smallest, if any codes it smaller than no base.
+constexpr size_t kMaxBaseCandidates = 8;
+SkeletonDefInput with_best_base(std::span<const SkeletonDefInput> defs, size_t at) {
+    SkeletonDefInput best = defs[at];
+    if (best.base || best.first_joint != 0 || joints_of(best) != best.skeleton->size()) return best;
+    std::vector<uint8_t> out;
+    code_joints(best, out);
+    size_t best_bytes = out.size();
+    for (size_t k = at; k-- > 0 && at - k <= kMaxBaseCandidates;) {
+        const SkeletonDefInput& c = defs[k];
+        if (c.first_joint != 0 || joints_of(c) != c.skeleton->size() || c.skeleton_id == best.skeleton_id) continue;
+        SkeletonDefInput trial = defs[at];
+        trial.base_id = c.skeleton_id;
+        trial.base = c.skeleton;
+        out.clear();
+        code_joints(trial, out);
+        if (out.size() < best_bytes) {
+            best_bytes = out.size();
+            best = trial;
+        }
+    }
+    return best;
 }
 
 }  // namespace
@@ -117,6 +152,7 @@ size_t detail::build_skeleton_defs_into(fb::FlatBufferBuilder& fbb, const Packet
         b.add_metres_per_unit(d.metres_per_unit);
         b.add_part_joints(uint16_t(joints_of(d)));
         b.add_joints_coded(coded_vec);
+        b.add_base_skeleton(d.base_id);
         def_offsets.push_back(b.Finish());
     }
     std::vector<fb::Offset<wire::CharacterInfo>> chars;
@@ -204,8 +240,9 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
     for (const SkeletonRefInput& r : refs) add_whole(cur.refs, r, "reference");
     std::vector<uint8_t> scratch;
     std::vector<size_t> bounds, names;
-    for (const SkeletonDefInput& in : skeletons) {
-        check_def_input(in);
+    for (size_t at = 0; at < skeletons.size(); ++at) {
+        check_def_input(skeletons[at]);
+        const SkeletonDefInput in = with_best_base(skeletons, at);
         const int end = in.first_joint + joints_of(in);
         int j = in.first_joint;
         while (j < end) {
