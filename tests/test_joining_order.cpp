@@ -45,11 +45,7 @@ std::vector<EntrySeen> entries_of(const net::DecodedPacket& p) {
 TEST(JoiningOrder, SnapshotsFollowTheirDefinitionsWithoutARoundTrip) {
     test::quiet_server_logger();
     const ClipLibrary lib = builtin_clip_library("game");
-    InProcessRigConfig rc;
-    rc.characters = 4;
-    rc.clients = 4;
-    rc.worker_threads = 0;
-    InProcessRig rig(lib, rc);
+    InProcessRig rig(lib, InProcessRigConfig{.characters = 4, .clients = 4, .worker_threads = 0});
     for (int n = 1; n <= 120; ++n) rig.tick(n);
     const std::vector<InProcessRig::Sent>& sent = rig.sent_to(3);
     int last_defs = -1, first_snapshot = -1;
@@ -72,10 +68,7 @@ TEST(JoiningOrder, SnapshotsFollowTheirDefinitionsWithoutARoundTrip) {
 TEST(JoiningOrder, AStateSentBeforeItsDefinitionWasAcknowledgedIsNeverABaseline) {
     test::quiet_server_logger();
     const ClipLibrary lib = builtin_clip_library();
-    InProcessRigConfig rc;
-    rc.characters = 3;
-    rc.clients = 1;
-    rc.worker_threads = 0;
+    InProcessRigConfig rc{.characters = 3, .clients = 1, .worker_threads = 0};
     std::set<uint32_t> defs_seen;
     int defs_through = -1;  // the tick the first definition datagram was let through
     std::vector<EntrySeen> entries;
@@ -114,11 +107,7 @@ TEST(JoiningOrder, AStateSentBeforeItsDefinitionWasAcknowledgedIsNeverABaseline)
 TEST(JoiningOrder, DefinitionsLeaveAtTheWholeBudget) {
     test::quiet_server_logger();
     const ClipLibrary lib = builtin_clip_library("stress");
-    InProcessRigConfig rc;
-    rc.characters = 2;
-    rc.clients = 1;
-    rc.worker_threads = 0;
-    InProcessRig rig(lib, rc);
+    InProcessRig rig(lib, InProcessRigConfig{.characters = 2, .clients = 1, .worker_threads = 0});
     for (int n = 1; n <= 120; ++n) rig.tick(n);
     int first = -1, last = -1, datagrams = 0;
     size_t bytes = 0, last_bytes = 0;
@@ -176,11 +165,7 @@ namespace {
 
 // Every SkeletonDefs byte sent to client 0 until it shows every character whole (or 2 s).
 size_t definition_bytes_until_shown(const ClipLibrary& lib, int characters, InProcessRig** keep = nullptr) {
-    InProcessRigConfig rc;
-    rc.characters = characters;
-    rc.clients = 1;
-    rc.worker_threads = 0;
-    auto rig = std::make_unique<InProcessRig>(lib, rc);
+    auto rig = std::make_unique<InProcessRig>(lib, InProcessRigConfig{.characters = characters, .clients = 1, .worker_threads = 0});
     for (int n = 1; n <= 120 && !(rig->sessions()[0]->characters().size() == size_t(characters) && rig->sessions()[0]->arriving().empty()); ++n)
         rig->tick(n);
     size_t bytes = 0;
