@@ -1,19 +1,17 @@
 // What a joining client is sent, in what order: its characters' snapshots follow their
 // definitions without waiting for the definitions' acknowledgement, but a state the client may
 // not have been able to decode (sent before the definition was acknowledged) is never a
-// baseline; the definitions go at the client's whole budget; a character never sent goes before
-// updates of those already shown.
+// baseline; the definitions go at the client's whole budget; skeletons grown from one source
+// travel as their differences.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
-#include <kinesync/offline/builtin_motion.h>
 #include "common/src/codec/snapshot_codec.h"
 #include "programs/server/sim/in_process_rig.h"
-#include "server/src/net/snapshot_builder.h"
-#include "tests/support/sample_pose.h"
 #include "tests/support/snapshot_entries.h"
 #include "tests/support/udp_harness.h"
 
@@ -129,38 +127,6 @@ TEST(JoiningOrder, DefinitionsLeaveAtTheWholeBudget) {
     EXPECT_LE(sent, budget + bank + 1.0) << "within the budget";
 }
 
-// A budget for one character per snapshot: a character never sent goes before one already
-// shown, whatever their priorities.
-TEST(JoiningOrder, ACharacterNeverSentGoesBeforeUpdatesOfThoseShown) {
-    const Clip walk = builtin_clip("walk");
-    const Skeleton& sk = walk.skeleton;
-    const SkeletonPrecision prec = plan_precision(sk, 1.0f);
-    const PrecisionLookup lookup = [&](uint16_t) { return &prec; };
-    SnapshotHistory history(kHistoryTicks, 2);
-    BuilderConfig bc;
-    bc.tick_hz = 60;
-    bc.snapshot_hz = 30;
-    SnapshotBuilder probe(bc);
-    const CharacterSnapshot a{1, 0, quantize_character(test::sample_pose(walk, 0.1), sk, prec, 0)};
-    const CharacterSnapshot b{2, 0, quantize_character(test::sample_pose(walk, 0.6), sk, prec, 0)};
-    // One full state's worth per snapshot: measured with an unlimited builder.
-    history.add(2, std::vector<CharacterSnapshot>{a});
-    const std::vector<SnapshotPart> one = probe.build(2, std::vector<CharacterSnapshot>{a}, history, lookup);
-    ASSERT_EQ(one.size(), 1u);
-    bc.bandwidth_bps = float(one[0].data.size() + bc.datagram_overhead_bytes + 8) * 8.0f * bc.snapshot_hz;
-    SnapshotBuilder builder(bc);
-    const auto priority = [](uint16_t id) { return id == 1 ? 10.0f : 1.0f; };
-    std::vector<SnapshotPart> out = builder.build(2, std::vector<CharacterSnapshot>{a}, history, lookup, priority);
-    ASSERT_EQ(out.size(), 1u);
-    ASSERT_EQ(out[0].units.size(), 1u);
-    EXPECT_EQ(unit_character(out[0].units[0]), 1);
-    history.add(4, std::vector<CharacterSnapshot>{a, b});
-    out = builder.build(4, std::vector<CharacterSnapshot>{a, b}, history, lookup, priority);
-    ASSERT_EQ(out.size(), 1u);
-    ASSERT_EQ(out[0].units.size(), 1u) << "the budget holds one full state";
-    EXPECT_EQ(unit_character(out[0].units[0]), 2) << "the character never sent first, though its priority is lower";
-}
-
 namespace {
 
 // Every SkeletonDefs byte sent to client 0 until it shows every character whole (or 2 s).
@@ -175,13 +141,9 @@ size_t definition_bytes_until_shown(const ClipLibrary& lib, int characters, InPr
     return bytes;
 }
 
-}  // namespace
-
-// Two skeletons grown from one source (the second's offsets differ on a fifth of its joints): the
-// second travels as its differences from the first, and the client holds both exactly as sent.
-TEST(JoiningOrder, SkeletonsGrownFromOneSourceTravelAsTheirDifferences) {
-    test::quiet_server_logger();
-    ClipLibrary one = builtin_clip_library("game");
+// The built-in game rig and a second skeleton grown from it (offsets changed on a fifth of its
+// joints), with the same clips: characters alternate between them.
+ClipLibrary grown_pair() {
     ClipLibrary two = builtin_clip_library("game");
     Skeleton grown = two.skeletons[0];
     for (size_t j = 0; j < grown.offsets.size(); j += 5) grown.offsets[j] = grown.offsets[j] * 1.1f;
@@ -193,6 +155,16 @@ TEST(JoiningOrder, SkeletonsGrownFromOneSourceTravelAsTheirDifferences) {
         two.clips.push_back(two.clips[c]);
         two.clips.back().skeleton = 1;
     }
+    return two;
+}
+
+}  // namespace
+
+// Two skeletons grown from one source (the second's offsets differ on a fifth of its joints): the
+// second travels as its differences from the first, and the client holds both exactly as sent.
+TEST(JoiningOrder, SkeletonsGrownFromOneSourceTravelAsTheirDifferences) {
+    test::quiet_server_logger();
+    const ClipLibrary one = builtin_clip_library("game"), two = grown_pair();
     const size_t alone = definition_bytes_until_shown(one, 2);
     InProcessRig* raw = nullptr;
     const size_t both = definition_bytes_until_shown(two, 2, &raw);
@@ -208,4 +180,44 @@ TEST(JoiningOrder, SkeletonsGrownFromOneSourceTravelAsTheirDifferences) {
         EXPECT_EQ(net::skeleton_hash(held->skeleton, held->metres_per_unit), net::skeleton_hash(two.skeletons[id], two.metres_per_unit[id]))
             << "skeleton " << id << " as the server has it";
     }
+}
+
+// The first sending of the skeleton another is coded against is lost; the other's arrives and
+// waits for it. No state sent before the base got through becomes a baseline, for the characters
+// of either skeleton, and both are shown once it has.
+TEST(JoiningOrder, ALostBaseHoldsBackTheSkeletonsCodedAgainstIt) {
+    test::quiet_server_logger();
+    InProcessRigConfig rc{.characters = 2, .clients = 1, .worker_threads = 0};
+    std::optional<uint32_t> dropped;  // the message with the base's first part
+    int base_through = -1;            // the tick it was sent again
+    std::vector<EntrySeen> entries;
+    int tick_now = 0;
+    rc.drop_to_client = [&](int, const net::DecodedPacket& p) {
+        if (p.type == net::MessageType::SkeletonDefs) {
+            const auto* m = p.message<net::wire::SkeletonDefs>();
+            if (dropped == m->message_id() && base_through < 0) base_through = tick_now;
+            if (!dropped && m->defs() && m->defs()->Get(0)->skeleton_id() == 0) {
+                dropped = m->message_id();
+                return true;
+            }
+        }
+        if (p.type == net::MessageType::Snapshot)
+            for (const EntrySeen& e : entries_of(p)) entries.push_back(e);
+        return false;
+    };
+    const ClipLibrary lib = grown_pair();  // the rig plays from it
+    InProcessRig rig(lib, rc);
+    for (tick_now = 1; tick_now <= 240; ++tick_now) rig.tick(tick_now);
+    ASSERT_TRUE(dropped.has_value());
+    ASSERT_GE(base_through, 0) << "the base's first part was sent again";
+    size_t deltas = 0;
+    for (const EntrySeen& e : entries)
+        if (e.delta) {
+            ++deltas;
+            EXPECT_GE(int(e.base_tick), base_through) << "character " << e.id << " at tick " << e.tick << " against tick " << e.base_tick;
+        }
+    EXPECT_GT(deltas, 0u);
+    const ClientSession& s = *rig.sessions()[0];
+    EXPECT_TRUE(s.arriving().empty() && s.characters().size() == 2u) << "both characters shown";
+    EXPECT_EQ(s.stats().skeleton_errors, 0u);
 }

@@ -548,7 +548,27 @@ TEST(Protocol, APartCodedAgainstASkeletonNotHeldWaitsAndBadBasesAreRefused) {
         }
     }
     EXPECT_TRUE(refused);
-    EXPECT_EQ(accepted, SkeletonAssembler::kMaxWaitingBytes / junk.size());
+    EXPECT_EQ(accepted, SkeletonAssembler::kMaxWaitingBytes / (junk.size() + SkeletonAssembler::kWaitingOverheadBytes));
+    EXPECT_EQ(bounded.in_progress(), 0u) << "waiting parts take no skeleton's place";
+    // Empty parts are charged too, and a part received again is kept once.
+    SkeletonAssembler empty;
+    size_t kept = 0;
+    refused = false;
+    for (int first = 0; first < 1024 && !refused; ++first)
+        for (int n = 1; n <= 8 && first + n <= 1024 && !refused; ++n) {
+            const DecodedPacket p = decode_ok(raw_skeleton_def_coded(1024, first, n, {}, 1.0f, "s", 100));
+            const wire::SkeletonDef& part = *p.message<wire::SkeletonDefs>()->defs()->Get(0);
+            if (!empty.add(part, nullptr, {})) {
+                refused = true;
+            } else {
+                ++kept;
+                if (first == 0 && n == 1) {
+                    EXPECT_TRUE(empty.add(part, nullptr, {})) << "a duplicate";
+                }
+            }
+        }
+    EXPECT_TRUE(refused);
+    EXPECT_EQ(kept, SkeletonAssembler::kMaxWaitingBytes / SkeletonAssembler::kWaitingOverheadBytes);
     // Once the base is held, what cannot be decoded is dropped with its reason.
     held.clear();
     held[100] = a;

@@ -361,13 +361,15 @@ struct SkeletonJoints;  // skeleton_coding.h
 class SkeletonAssembler {
 public:
     static constexpr size_t kMaxInProgress = 64;
-    static constexpr size_t kMaxWaitingBytes = 256 * 1024;  // coded parts waiting for their base, in all
+    static constexpr size_t kMaxWaitingBytes = 256 * 1024;  // parts waiting for their base, in all
+    static constexpr size_t kWaitingOverheadBytes = 64;      // what each waiting part is charged beyond its bytes
     // The skeletons the receiver holds (for parts coded against one), or null.
     using HeldSkeletons = std::function<const Skeleton*(uint16_t)>;
     // Adds a part. Returns false (and sets *error) when it contradicts earlier parts of the same
     // skeleton (joint count, units, different joint data) or too many skeletons are in progress.
-    // A part coded against a skeleton `held` does not hold yet waits for it (see resolve); a
-    // part's coded bytes are kept until then, at most kMaxWaitingBytes in all.
+    // A part coded against a skeleton `held` does not hold yet waits for it (see resolve), apart
+    // from the skeletons in progress; its coded bytes are kept until then, at most
+    // kMaxWaitingBytes in all (each part charged kWaitingOverheadBytes more).
     bool add(const wire::SkeletonDef& part, std::string* error = nullptr, const HeldSkeletons& held = {});
     // Decodes the waiting parts whose base `held` now holds; a part that fails to decode is
     // dropped, its reason appended to *errors.
@@ -382,8 +384,16 @@ public:
     size_t in_progress() const { return parts_.size(); }
 
 private:
+    struct Placed {  // where a part's joints go
+        uint16_t id = 0;
+        int joint_count = 0;
+        float metres_per_unit = 1.0f;
+        std::string name;
+        int first = 0;
+    };
     struct Waiting {
-        int first = 0, count = 0;
+        Placed at;
+        int count = 0;
         uint16_t base = 0;
         std::vector<uint8_t> coded;
     };
@@ -391,10 +401,12 @@ private:
         ReceivedSkeleton s;
         std::vector<uint8_t> have;
         int missing = 0;
-        std::vector<Waiting> waiting;
     };
+    bool wait(const wire::SkeletonDef& part, std::string* error);
+    bool place(const Placed& at, detail::SkeletonJoints& joints, std::string* error);
     bool apply(Partial& p, int first, detail::SkeletonJoints& joints, std::string* error);
     std::vector<Partial> parts_;
+    std::vector<Waiting> waiting_;
     size_t waiting_bytes_ = 0;
 };
 

@@ -21,40 +21,57 @@ bool SkeletonAssembler::add(const wire::SkeletonDef& part, std::string* error, c
     detail::SkeletonJoints joints;
     size_t new_name_bytes = kMaxNewNameBytesPerPacket;  // a part of a checked packet holds no more
     if (check_skeleton_def(part, &why, &new_name_bytes, &joints, base) != DecodeError::None) return fail(why);
-    const int count = part.joint_count();
-    const float mpu = part.metres_per_unit();
-    auto it = std::find_if(parts_.begin(), parts_.end(), [&](const Partial& p) { return p.s.skeleton_id == id; });
-    if (it == parts_.end()) {
-        if (parts_.size() >= kMaxInProgress)
-            return fail("skeleton " + std::to_string(id) + ": too many skeletons being assembled");
-    } else if (it->s.skeleton.size() != count || it->s.metres_per_unit != mpu) {
-        return fail("skeleton " + std::to_string(id) + ": part disagrees with earlier parts on joint count or units");
+    if (base_id >= 0 && base == nullptr) return wait(part, error);
+    return place(Placed{id, part.joint_count(), part.metres_per_unit(), part.name() ? part.name()->str() : std::string(),
+                        part.first_joint()},
+                 joints, error);
+}
+
+// A part coded against a skeleton not held yet: its coded bytes kept (each charged at least
+// kWaitingOverheadBytes) until resolve() finds the base. Duplicates are kept once.
+bool SkeletonAssembler::wait(const wire::SkeletonDef& part, std::string* error) {
+    Waiting w{{part.skeleton_id(), part.joint_count(), part.metres_per_unit(), part.name() ? part.name()->str() : std::string(),
+               part.first_joint()},
+              part.part_joints(), uint16_t(part.base_skeleton()),
+              std::vector<uint8_t>(part.joints_coded()->begin(), part.joints_coded()->end())};
+    for (const Waiting& o : waiting_)
+        if (o.at.id == w.at.id && o.at.first == w.at.first && o.count == w.count && o.base == w.base && o.coded == w.coded) return true;
+    const size_t cost = w.coded.size() + kWaitingOverheadBytes;
+    if (waiting_bytes_ + cost > kMaxWaitingBytes) {
+        if (error)
+            *error = "skeleton " + std::to_string(w.at.id) + ": more than " + std::to_string(kMaxWaitingBytes) +
+                     " bytes of parts wait for the skeletons they are coded against";
+        return false;
     }
-    const bool waits = base_id >= 0 && base == nullptr;
-    const size_t coded_bytes = part.joints_coded()->size();
-    if (waits && waiting_bytes_ + coded_bytes > kMaxWaitingBytes)
-        return fail("skeleton " + std::to_string(id) + ": more than " + std::to_string(kMaxWaitingBytes) +
-                    " bytes of parts wait for the skeletons they are coded against");
+    waiting_bytes_ += cost;
+    waiting_.push_back(std::move(w));
+    return true;
+}
+
+// Decoded joints into their skeleton's partial (made when it is the first part).
+bool SkeletonAssembler::place(const Placed& at, detail::SkeletonJoints& joints, std::string* error) {
+    auto it = std::find_if(parts_.begin(), parts_.end(), [&](const Partial& p) { return p.s.skeleton_id == at.id; });
     if (it == parts_.end()) {
+        if (parts_.size() >= kMaxInProgress) {
+            if (error) *error = "skeleton " + std::to_string(at.id) + ": too many skeletons being assembled";
+            return false;
+        }
         Partial p;
-        p.s.skeleton_id = id;
-        p.s.metres_per_unit = mpu;
-        p.s.skeleton.names.assign(size_t(count), {});
-        p.s.skeleton.parents.assign(size_t(count), -1);
-        p.s.skeleton.offsets.assign(size_t(count), vec3{});
-        p.have.assign(size_t(count), 0);
-        p.missing = count;
+        p.s.skeleton_id = at.id;
+        p.s.metres_per_unit = at.metres_per_unit;
+        p.s.skeleton.names.assign(size_t(at.joint_count), {});
+        p.s.skeleton.parents.assign(size_t(at.joint_count), -1);
+        p.s.skeleton.offsets.assign(size_t(at.joint_count), vec3{});
+        p.have.assign(size_t(at.joint_count), 0);
+        p.missing = at.joint_count;
         parts_.push_back(std::move(p));
         it = parts_.end() - 1;
+    } else if (it->s.skeleton.size() != at.joint_count || it->s.metres_per_unit != at.metres_per_unit) {
+        if (error) *error = "skeleton " + std::to_string(at.id) + ": part disagrees with earlier parts on joint count or units";
+        return false;
     }
-    if (part.name() && it->s.name.empty()) it->s.name = part.name()->str();
-    if (waits) {
-        it->waiting.push_back({part.first_joint(), part.part_joints(), uint16_t(base_id),
-                               std::vector<uint8_t>(part.joints_coded()->begin(), part.joints_coded()->end())});
-        waiting_bytes_ += coded_bytes;
-        return true;
-    }
-    return apply(*it, part.first_joint(), joints, error);
+    if (!at.name.empty() && it->s.name.empty()) it->s.name = at.name;
+    return apply(*it, at.first, joints, error);
 }
 
 // Joints already received must be identical; the new ones are taken.
@@ -84,22 +101,21 @@ bool SkeletonAssembler::apply(Partial& p, int first, detail::SkeletonJoints& joi
 
 void SkeletonAssembler::resolve(const HeldSkeletons& held, std::vector<std::string>* errors) {
     if (!held) return;
-    for (Partial& p : parts_)
-        for (auto w = p.waiting.begin(); w != p.waiting.end();) {
-            const Skeleton* base = held(w->base);
-            if (!base) {
-                ++w;
-                continue;
-            }
-            detail::SkeletonJoints joints;
-            std::string why;
-            size_t new_name_bytes = kMaxNewNameBytesPerPacket;
-            const DecodeError e = detail::decode_skeleton_joints(w->coded, w->first, size_t(w->count), joints, &why, &new_name_bytes, base);
-            if (e != DecodeError::None) why = "skeleton " + std::to_string(p.s.skeleton_id) + ": " + why;
-            if ((e != DecodeError::None || !apply(p, w->first, joints, &why)) && errors) errors->push_back(why);
-            waiting_bytes_ -= w->coded.size();
-            w = p.waiting.erase(w);
+    for (auto w = waiting_.begin(); w != waiting_.end();) {
+        const Skeleton* base = held(w->base);
+        if (!base) {
+            ++w;
+            continue;
         }
+        detail::SkeletonJoints joints;
+        std::string why;
+        size_t new_name_bytes = kMaxNewNameBytesPerPacket;
+        const DecodeError e = detail::decode_skeleton_joints(w->coded, w->at.first, size_t(w->count), joints, &why, &new_name_bytes, base);
+        if (e != DecodeError::None) why = "skeleton " + std::to_string(w->at.id) + ": " + why;
+        if ((e != DecodeError::None || !place(w->at, joints, &why)) && errors) errors->push_back(why);
+        waiting_bytes_ -= w->coded.size() + kWaitingOverheadBytes;
+        w = waiting_.erase(w);
+    }
 }
 
 std::vector<uint16_t> SkeletonAssembler::completed() const {
@@ -121,7 +137,6 @@ std::optional<ReceivedSkeleton> SkeletonAssembler::take(uint16_t skeleton_id, st
         if (error) *error = "skeleton " + std::to_string(skeleton_id) + " is incomplete";
         return std::nullopt;
     }
-    for (const Waiting& w : it->waiting) waiting_bytes_ -= w.coded.size();  // duplicates of joints it has
     ReceivedSkeleton s = std::move(it->s);
     parts_.erase(it);
     if (std::string why = s.skeleton.validate(); !why.empty()) {

@@ -47,6 +47,7 @@ struct Server::Session {
     SnapshotBuilder builder;
     struct SnapshotMeta {
         uint32_t tick = 0;
+        double sent_s = 0;
         std::vector<UnitKey> units;
     };
     std::array<SnapshotMeta, SentPacketLog::kWindow> snapshot_meta;
@@ -64,10 +65,14 @@ struct Server::Session {
     std::vector<SkeletonHash> client_skeletons;  // skeletons the client holds (its handshake said)
     // A character's snapshots go out once its definition and every piece of its skeleton were sent
     // (known), right behind them: waiting for their acknowledgement cost a joining client a round
-    // trip. They become baselines only once the client acknowledged the definition (confirmed).
+    // trip. They become baselines only once the client acknowledged the definition (confirmed),
+    // and only those sent after the latest sending of the definition and its skeletons (the value):
+    // the client had those before them, whichever sending it received.
     std::set<uint16_t> known;
-    std::set<uint16_t> confirmed;
+    std::map<uint16_t, double> confirmed;
+    std::map<uint16_t, double> def_sent_s, skeleton_sent_s;  // acknowledged: their latest sending
     std::set<uint16_t> defined;  // characters acknowledged, waiting for the rest of their skeleton
+    std::map<uint16_t, uint16_t> skeleton_base;  // a skeleton sent coded against another: that one
     std::optional<vec3> viewpoint;  // where the client watches from (metres), once it said
     double last_heard = 0;
     bool heard_since_accept = false;  // a packet of the session arrived: the client has our Accept
@@ -608,7 +613,10 @@ void Server::queue_definitions(Session& s, std::span<const uint16_t> skeletons, 
         s.reliable.push_back({mid, [plan, mid](const PacketHeader& h) { return build_skeleton_defs(h, mid, plan->plan); },
                               -1e9, -1, 0, false, std::move(defines), 0, {}});
         s.reliable.back().bytes = s.reliable.back().build({}).size();
-        for (const SkeletonDefInput& d : plan->plan.defs) s.reliable.back().skeletons.push_back(d.skeleton_id);
+        for (const SkeletonDefInput& d : plan->plan.defs) {
+            s.reliable.back().skeletons.push_back(d.skeleton_id);
+            if (d.base_id >= 0) s.skeleton_base[d.skeleton_id] = uint16_t(d.base_id);
+        }
         for (const SkeletonRefInput& r : plan->plan.refs) s.reliable.back().skeletons.push_back(r.skeleton_id);
     }
 }
@@ -654,7 +662,8 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
     s.received.on_received(p.sequence);
     std::vector<SentPacketLog::Acked> acked;
     s.sent.on_ack(p.ack, p.ack_bits, acked);
-    // Definitions first, so a snapshot acknowledged with its character's definition is a baseline.
+    // Definitions first: a snapshot acknowledged with its character's definition is a baseline if it
+    // was sent after the definition.
     for (const auto& a : acked)
         if ((a.tag & ~kTagMask) == kTagReliable) mark_acked(s, uint32_t(a.tag & kTagMask));
     if (p.type == MessageType::Ack)
@@ -664,11 +673,11 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
     for (const auto& a : acked) {
         if ((a.tag & ~kTagMask) != kTagSnapshot) continue;
         const auto& meta = s.snapshot_meta[a.sequence % SentPacketLog::kWindow];
-        // A state sent before its definition was acknowledged may have reached a client that could
-        // not decode it (the definition lost or overtaken): not a baseline.
+        // A state sent before the sending of its definition the client acknowledged may have
+        // reached it before the definition did (the earlier sending lost): not a baseline.
         std::vector<UnitKey> units;
         for (UnitKey u : meta.units)
-            if (s.confirmed.count(unit_character(u))) units.push_back(u);
+            if (const auto c = s.confirmed.find(unit_character(u)); c != s.confirmed.end() && meta.sent_s > c->second) units.push_back(u);
         s.builder.on_delivered(meta.tick, units);
     }
     switch (p.type) {
@@ -721,49 +730,84 @@ void Server::mark_acked(Session& s, uint32_t message_id) {
 }
 
 // Acknowledged definitions confirm their characters (unless removed since) once every piece of
-// their skeleton is acknowledged too (a large skeleton spans several messages).
+// their skeleton, and of the skeletons it is coded against, is acknowledged too (a large skeleton
+// spans several messages).
 void Server::confirm_definitions(Session& s) {
-    for (const auto& r : s.reliable)
-        if (r.acked)
-            for (uint16_t c : r.defines)
-                if (roster_.characters.count(c)) s.defined.insert(c);
+    for (const auto& r : s.reliable) {
+        if (!r.acked) continue;
+        for (uint16_t c : r.defines)
+            if (roster_.characters.count(c)) {
+                s.defined.insert(c);
+                s.def_sent_s[c] = std::max(s.def_sent_s[c], r.last_sent);
+            }
+        for (uint16_t k : r.skeletons) s.skeleton_sent_s[k] = std::max(s.skeleton_sent_s[k], r.last_sent);
+    }
     s.reliable.erase(std::remove_if(s.reliable.begin(), s.reliable.end(), [](const auto& r) { return r.acked; }), s.reliable.end());
+    const std::set<uint16_t> queued = skeletons_queued(s, false);
     for (auto it = s.defined.begin(); it != s.defined.end();) {
         const auto c = roster_.characters.find(*it);
-        if (c != roster_.characters.end() && skeleton_pending(s, c->second.skeleton, false)) {
+        if (c != roster_.characters.end() && chain_pending(s, c->second.skeleton, queued)) {
             ++it;
             continue;
         }
         if (c != roster_.characters.end()) {
             s.known.insert(*it);
-            s.confirmed.insert(*it);
+            s.confirmed[*it] = std::max(s.def_sent_s[*it], chain_sent_s(s, c->second.skeleton));
         }
+        s.def_sent_s.erase(*it);
         it = s.defined.erase(it);
     }
 }
 
-// Whether a reliable message carrying (a piece of) the skeleton is queued (and, if `not_once`, has
-// not been sent exactly once).
-bool Server::skeleton_pending(const Session& s, uint16_t skeleton, bool not_once) {
-    return std::any_of(s.reliable.begin(), s.reliable.end(), [&](const Session::Reliable& r) {
-        return (!not_once || r.sends != 1) && std::find(r.skeletons.begin(), r.skeletons.end(), skeleton) != r.skeletons.end();
-    });
+// The skeletons a queued reliable message carries (a piece of), of the messages not sent exactly
+// once if `not_once`.
+std::set<uint16_t> Server::skeletons_queued(const Session& s, bool not_once) {
+    std::set<uint16_t> out;
+    for (const auto& r : s.reliable)
+        if (!not_once || r.sends != 1) out.insert(r.skeletons.begin(), r.skeletons.end());
+    return out;
 }
 
-// Characters whose definition and whole skeleton have been sent once, and not yet again, are known:
-// their snapshots may follow unconfirmed. A definition sent again was not acknowledged in time (lost,
-// or a client that does not acknowledge): its character's snapshots wait for the confirmation.
+// The latest acknowledged sending of a message carrying (a piece of) the skeleton or one it is coded
+// against.
+double Server::chain_sent_s(const Session& s, uint16_t skeleton) {
+    double latest = 0;
+    for (size_t depth = 0; depth <= s.skeleton_base.size(); ++depth) {
+        if (const auto it = s.skeleton_sent_s.find(skeleton); it != s.skeleton_sent_s.end()) latest = std::max(latest, it->second);
+        const auto b = s.skeleton_base.find(skeleton);
+        if (b == s.skeleton_base.end()) break;
+        skeleton = b->second;
+    }
+    return latest;
+}
+
+// Whether the skeleton, or one it is coded against (the chain the plans made), is in `queued`.
+bool Server::chain_pending(const Session& s, uint16_t skeleton, const std::set<uint16_t>& queued) {
+    for (size_t depth = 0; depth <= s.skeleton_base.size(); ++depth) {
+        if (queued.count(skeleton)) return true;
+        const auto it = s.skeleton_base.find(skeleton);
+        if (it == s.skeleton_base.end()) return false;
+        skeleton = it->second;
+    }
+    return true;  // a cycle, which no plan makes: never ready
+}
+
+// Characters whose definition and whole skeleton chain have been sent once, and not yet again, are
+// known: their snapshots may follow unconfirmed. A definition sent again was not acknowledged in
+// time (lost, or a client that does not acknowledge): its character's snapshots wait for the
+// confirmation.
 void Server::mark_sent_definitions(Session& s) {
+    const std::set<uint16_t> not_once = skeletons_queued(s, true);
     for (const auto& r : s.reliable)
         for (uint16_t c : r.defines) {
             const auto it = roster_.characters.find(c);
             if (it == roster_.characters.end() || s.confirmed.count(c)) continue;
-            if (r.sends == 1 && !skeleton_pending(s, it->second.skeleton, true)) s.known.insert(c);
+            if (r.sends == 1 && !chain_pending(s, it->second.skeleton, not_once)) s.known.insert(c);
             else s.known.erase(c);
         }
-    for (uint16_t c : s.defined) {  // acknowledged, a piece of its skeleton not
+    for (uint16_t c : s.defined) {  // acknowledged, a piece of its skeleton chain not
         const auto it = roster_.characters.find(c);
-        if (it != roster_.characters.end() && skeleton_pending(s, it->second.skeleton, true)) s.known.erase(c);
+        if (it != roster_.characters.end() && chain_pending(s, it->second.skeleton, not_once)) s.known.erase(c);
     }
 }
 
@@ -798,7 +842,7 @@ void Server::send_reliable(Session& s, bool force) {
     s.reliable_allowance = std::min(bank, s.reliable_allowance + (t - s.allowance_last) * per_s);
     s.allowance_last = t;
     for (auto& r : s.reliable) {
-        // Each resend waits twice as long as the one before (0.25, 0.5, 1, 2 s at most): a client
+        // Each resend waits twice as long as the one before (0.5, 1, 2 s at most): a client
         // that stops acknowledging costs less and less, and is dropped (see publish) soon.
         const double wait = std::min(cfg_.reliable_resend_s * double(1u << std::min(r.sends, 3)), 2.0);
         if (r.acked || (!force && t - r.last_sent < wait)) continue;
@@ -839,6 +883,7 @@ void Server::publish(const TickFrame& frame) {
         for (uint16_t id : frame.removed_characters) {
             s->known.erase(id);
             s->confirmed.erase(id);
+            s->def_sent_s.erase(id);
             s->defined.erase(id);
             s->builder.forget(id);
         }
@@ -964,6 +1009,7 @@ void Server::send_snapshots(uint32_t tick) {
             const uint16_t seq = s.next_sequence;
             auto& meta = s.snapshot_meta[seq % SentPacketLog::kWindow];
             meta.tick = tick;
+            meta.sent_s = now_s();
             meta.units = part.units;
             const uint8_t idx = uint8_t(k), count = uint8_t(parts[i].size());
             send(s, [&part, idx, count](const PacketHeader& h) { return build_snapshot(h, part.tick, idx, count, part.data); },

@@ -3,13 +3,14 @@
 // StreamServer (kinesync/server/stream_server.h), which owns it and calls it on one thread only (its I/O
 // thread, or the game's thread in pumped mode).
 //
-// Per tick (publish) every character is quantized once and each client whose definitions are
-// acknowledged gets its own delta-compressed snapshot from its SnapshotBuilder. Handshake:
-// ConnectRequest (padded to a full datagram) -> Challenge (a stateless cookie) ->
-// ChallengeResponse -> Accept; skeleton definitions, characters added later and events are sent
-// reliably (resent until acknowledged). A client gets snapshots of a character only once it has
-// acknowledged that character's definition. Malformed or unexpected datagrams are counted and
-// dropped; they never reach another client's state.
+// On snapshot ticks (publish) every character is quantized once and each client gets its own
+// delta-compressed snapshot from its SnapshotBuilder. Handshake: ConnectRequest (padded to a full
+// datagram) -> Challenge (a stateless cookie) -> ChallengeResponse -> Accept; skeleton definitions,
+// characters added later and events are sent reliably (resent until acknowledged). A client gets
+// snapshots of a character right behind its definition and skeletons (sent once, not yet again);
+// what it acknowledges of them becomes a baseline only once it has acknowledged the definition.
+// Malformed or unexpected datagrams are counted and dropped; they never reach another client's
+// state.
 
 #include <array>
 #include <asio.hpp>
@@ -185,7 +186,9 @@ private:
     void mark_acked(Session& s, uint32_t message_id);
     void confirm_definitions(Session& s);
     void mark_sent_definitions(Session& s);
-    static bool skeleton_pending(const Session& s, uint16_t skeleton, bool not_once);
+    static std::set<uint16_t> skeletons_queued(const Session& s, bool not_once);
+    static bool chain_pending(const Session& s, uint16_t skeleton, const std::set<uint16_t>& queued);
+    static double chain_sent_s(const Session& s, uint16_t skeleton);
     // A plan of definitions holding its own copies of the names it sends: a character may leave
     // the roster while its message is still being resent (skeletons never leave).
     struct OwnedPlan {

@@ -230,8 +230,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     const double per_snapshot = per_snapshot_budget();
     double budget = per_snapshot + budget_carry_;
 
-    // Every unit (a character, or each of its parts): those never sent first (a joining client
-    // shows a character once all its parts arrived), then highest accumulated priority first.
+    // Every unit (a character, or each of its parts), highest accumulated priority first.
     std::vector<Candidate> order;
     for (const CharacterSnapshot& c : characters) {
         const SkeletonPrecision* prec = precision(c.skeleton);
@@ -251,10 +250,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             order.push_back({&c, range, key, k, parts > 1, &it->second});
         }
     }
-    std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.pu->ever_sent != b.pu->ever_sent) return b.pu->ever_sent;
-        return a.pu->accumulator > b.pu->accumulator;
-    });
+    std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return a.pu->accumulator > b.pu->accumulator; });
 
     std::vector<SnapshotPart> parts;
     std::vector<LastEntry> last_entries;  // per datagram
@@ -308,7 +304,6 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         pu.accumulator = 0.0f;
         pu.waiting_since = tick;
         pu.starved = false;
-        pu.ever_sent = true;
         ++sent;
         account(u, coded.delta, coded.bytes().chunk_bytes, coded.bytes().cost);
     }

@@ -171,7 +171,6 @@ private:
         bool any_void = false;
         uint32_t waiting_since = 0;  // tick it was last sent (or first seen)
         bool starved = false;
-        bool ever_sent = false;  // a client without it cannot show its character at all
     };
     struct Candidate {
         const CharacterSnapshot* c;
