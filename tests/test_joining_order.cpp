@@ -93,8 +93,12 @@ TEST(JoiningOrder, AStateSentBeforeItsDefinitionWasAcknowledgedIsNeverABaseline)
             EXPECT_GE(int(e.base_tick), defs_through) << "character " << e.id << " at tick " << e.tick << " against tick " << e.base_tick;
         }
     EXPECT_GT(deltas, 0u) << "deltas once the definitions were acknowledged";
-    EXPECT_TRUE(rig.sessions()[0]->arriving().empty());
-    EXPECT_EQ(rig.sessions()[0]->characters().size(), 3u);
+    const ClientSession& s = *rig.sessions()[0];
+    EXPECT_TRUE(s.arriving().empty());
+    EXPECT_EQ(s.characters().size(), 3u);
+    EXPECT_GT(s.stats().entries_early, 0u) << "the entries that came before their skeleton, counted as such";
+    EXPECT_EQ(s.stats().entries_refused, 0u) << "and not as refused";
+    EXPECT_EQ(s.stats().resyncs_sent, 0u) << "nor answered with a resync";
 }
 
 // A stress rig's definition (1,000 joints, several datagrams) leaves at the client's budget. The

@@ -495,11 +495,11 @@ bool ClientSession::on_snapshot(const DecodedPacket::SnapshotView& m, double now
         received_ = {};  // not acknowledged: the server will not use these states as baselines
         return false;
     }
-    stats_.entries_refused += refused.size();
     // A character whose skeleton has not arrived yet: its snapshots travel right behind the
     // definition and become baselines only once the definition is acknowledged, so a resync would
     // not help (and would spend the allowance real losses need).
-    std::erase_if(refused, [](const RefusedCharacter& r) { return r.error == SnapshotError::UnknownCharacter; });
+    stats_.entries_early += size_t(std::erase_if(refused, [](const RefusedCharacter& r) { return r.error == SnapshotError::UnknownCharacter; }));
+    stats_.entries_refused += refused.size();
     for (const ResyncRequest& r : resyncs_.requests(refused, m.tick, now_s)) {
         ++stats_.resyncs_sent;
         send([&](const PacketHeader& h) { return build_resync(h, r.character, r.first_joint, r.tick); });

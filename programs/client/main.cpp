@@ -170,13 +170,14 @@ bool write_report(const ClientOptions& o, const std::vector<std::unique_ptr<Bot>
         std::snprintf(line, sizeof line,
                       "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
                       "\"time_sync_err_ms\": %.2f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, "
-                      "\"entries_refused\": %llu, \"resyncs_sent\": %llu, \"characters_shown\": %zu, \"joints_shown\": %zu, "
+                      "\"entries_refused\": %llu, \"entries_early\": %llu, \"resyncs_sent\": %llu, \"characters_shown\": %zu, \"joints_shown\": %zu, "
                       "\"characters_arriving\": %zu, \"skeletons_by_reference\": %llu, \"skeletons_in_full\": %llu, "
                       "\"skeleton_errors\": %llu, \"skeleton_cache_refused\": %llu, "
                       "\"connect_requests\": %llu, \"challenges\": %llu, \"challenges_forged\": %llu, \"state\": \"%s\"}%s\n",
                       (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost, r.bytes_per_s, r.rtt_ms,
                       r.time_sync_err_ms, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects,
-                      (unsigned long long)r.entries_refused, (unsigned long long)r.resyncs_sent, r.characters_shown, r.joints_shown,
+                      (unsigned long long)r.entries_refused, (unsigned long long)r.entries_early, (unsigned long long)r.resyncs_sent,
+                      r.characters_shown, r.joints_shown,
                       r.characters_arriving, (unsigned long long)r.skeletons_by_reference, (unsigned long long)r.skeletons_in_full,
                       (unsigned long long)r.skeleton_errors, (unsigned long long)r.skeleton_cache_refused, (unsigned long long)r.connect_requests, (unsigned long long)r.challenges, (unsigned long long)r.challenges_forged,
                       r.state.c_str(), i + 1 < all.size() ? "," : "");

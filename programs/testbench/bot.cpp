@@ -64,6 +64,7 @@ BotReport Bot::report(double now_s) const {
     r.reconnects = s.reconnects;
     r.malformed = s.session.malformed;
     r.entries_refused = s.session.entries_refused;
+    r.entries_early = s.session.entries_early;
     r.resyncs_sent = s.session.resyncs_sent;
     r.connect_requests = s.session.connect_requests;
     r.challenges = s.session.challenges;

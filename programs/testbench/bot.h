@@ -33,6 +33,7 @@ struct BotReport {
     double bytes_per_s = 0, rtt_ms = 0, time_sync_err_ms = 0, reconstruct_ns_per_character = 0;
     uint64_t reconnects = 0, malformed = 0;
     uint64_t entries_refused = 0, resyncs_sent = 0;  // snapshot entries refused alone, and full updates asked for
+    uint64_t entries_early = 0;  // entries of characters whose skeleton had not arrived yet
     size_t characters_shown = 0, joints_shown = 0;   // characters displayed now, and their joints (finite poses)
     size_t characters_arriving = 0;                  // announced but not yet whole (StreamClient::arriving)
     // The handshakes, every attempt: ConnectRequests sent, Challenges taken, forged ones refused.

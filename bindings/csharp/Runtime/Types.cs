@@ -172,6 +172,9 @@ namespace Kinesync
         /// <summary>Handshakes, every attempt: ConnectRequests sent, Challenges taken
         /// (Challenges / ConnectRequests is the share answered), forged Challenges refused.</summary>
         public ulong ConnectRequests, Challenges, ChallengesForged;
+        /// <summary>Snapshot entries of characters whose skeleton the client does not hold yet
+        /// (expected while joining: snapshots travel right behind the definitions).</summary>
+        public ulong EntriesEarly;
     }
 
     /// <summary>Skeletons, over every connection: offered as already held (the skeleton cache),

@@ -196,6 +196,9 @@ typedef struct ks_client_stats {
      * connect_requests is the share answered: under a flood the server answers a share of
      * everyone's), and Challenges refused because the token's keys did not make them (forged). */
     uint64_t connect_requests, challenges, challenges_forged;
+    /* Snapshot entries of characters whose skeleton the client does not hold yet (expected while
+     * joining: snapshots travel right behind the definitions). */
+    uint64_t entries_early;
 } ks_client_stats;
 
 /* Skeletons, over every connection: offered to the server as already held (the skeleton cache),

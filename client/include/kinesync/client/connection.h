@@ -17,7 +17,10 @@ struct ClientSessionStats {
     uint64_t snapshot_errors = 0;  // snapshot datagrams whose framing is unreadable (dropped whole)
     uint64_t forged = 0, replayed = 0, unauthenticated = 0;  // with a token: dropped datagrams
     uint64_t snapshot_datagrams = 0, characters_decoded = 0;  // entries: whole characters or parts
-    uint64_t entries_refused = 0;  // snapshot entries refused alone (check, baseline, skeleton unknown)
+    uint64_t entries_refused = 0;  // snapshot entries refused alone (check, baseline, joint range)
+    // Entries of characters whose skeleton this client does not hold (yet): snapshots travel right
+    // behind the definitions, so a few are expected while joining or when a definition is lost.
+    uint64_t entries_early = 0;
     uint64_t resyncs_sent = 0;     // full updates of a character's part asked for after a refusal
     uint64_t resyncs_held = 0;     // requests held back by the rate limit (20 a second)
     uint64_t snapshots_received = 0;  // distinct ticks with at least one character
