@@ -36,6 +36,17 @@ std::vector<EntrySeen> entries_of(const net::DecodedPacket& p) {
     return out;
 }
 
+// The deltas among the entries, each expected against a state sent at `from` or later.
+size_t deltas_against_ticks_from(const std::vector<EntrySeen>& entries, int from) {
+    size_t deltas = 0;
+    for (const EntrySeen& e : entries)
+        if (e.delta) {
+            ++deltas;
+            EXPECT_GE(int(e.base_tick), from) << "character " << e.id << " at tick " << e.tick << " against tick " << e.base_tick;
+        }
+    return deltas;
+}
+
 }  // namespace
 
 // Client 3 of the rig is 4 ticks away each way: waiting for the acknowledgement of the last
@@ -86,13 +97,7 @@ TEST(JoiningOrder, AStateSentBeforeItsDefinitionWasAcknowledgedIsNeverABaseline)
     ASSERT_GE(defs_through, 0) << "the definitions were sent again";
     const auto before = std::count_if(entries.begin(), entries.end(), [&](const EntrySeen& e) { return int(e.tick) < defs_through; });
     EXPECT_GT(before, 0) << "snapshots went out before the definitions were acknowledged";
-    size_t deltas = 0;
-    for (const EntrySeen& e : entries)
-        if (e.delta) {
-            ++deltas;
-            EXPECT_GE(int(e.base_tick), defs_through) << "character " << e.id << " at tick " << e.tick << " against tick " << e.base_tick;
-        }
-    EXPECT_GT(deltas, 0u) << "deltas once the definitions were acknowledged";
+    EXPECT_GT(deltas_against_ticks_from(entries, defs_through), 0u) << "deltas once the definitions were acknowledged";
     const ClientSession& s = *rig.sessions()[0];
     EXPECT_TRUE(s.arriving().empty());
     EXPECT_EQ(s.characters().size(), 3u);
@@ -214,13 +219,7 @@ TEST(JoiningOrder, ALostBaseHoldsBackTheSkeletonsCodedAgainstIt) {
     for (tick_now = 1; tick_now <= 240; ++tick_now) rig.tick(tick_now);
     ASSERT_TRUE(dropped.has_value());
     ASSERT_GE(base_through, 0) << "the base's first part was sent again";
-    size_t deltas = 0;
-    for (const EntrySeen& e : entries)
-        if (e.delta) {
-            ++deltas;
-            EXPECT_GE(int(e.base_tick), base_through) << "character " << e.id << " at tick " << e.tick << " against tick " << e.base_tick;
-        }
-    EXPECT_GT(deltas, 0u);
+    EXPECT_GT(deltas_against_ticks_from(entries, base_through), 0u);
     const ClientSession& s = *rig.sessions()[0];
     EXPECT_TRUE(s.arriving().empty() && s.characters().size() == 2u) << "both characters shown";
     EXPECT_EQ(s.stats().skeleton_errors, 0u);
