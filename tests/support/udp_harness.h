@@ -10,7 +10,6 @@
 #include <mutex>
 #include <functional>
 #include <thread>
-#include <spdlog/spdlog.h>
 
 #include "client/src/session.h"
 #include "programs/server/sim/world_streamer.h"
@@ -21,14 +20,9 @@
 
 namespace ks::test {
 
-inline std::shared_ptr<spdlog::logger> quiet_server_logger() {
-    auto log = spdlog::get("server");
-    if (!log) {
-        log = std::make_shared<spdlog::logger>("server");  // no sinks: silent in tests
-        spdlog::register_logger(log);
-    }
-    return log;
-}
+// Registers the server's logger with no sinks (silent in tests), once (udp_harness.cpp: spdlog is
+// parsed there only).
+void quiet_server_logger();
 
 // The demo's world streamed by a StreamServer (its own I/O thread) on a real-time tick thread.
 struct ServerHarness {
