@@ -182,17 +182,20 @@ SnapshotBuilder::SnapshotBuilder(BuilderConfig cfg) : cfg_(cfg) {
 
 bool SnapshotBuilder::at_rest(uint32_t tick, const Candidate& u, const PerUnit& pu, const SnapshotHistory& history) const {
     if (!pu.any_acked || tick <= pu.newest_acked || tick - pu.newest_acked > cfg_.max_baseline_age_ticks / 2) return false;
+    // The shared state first: it is in cache for every client, the client's ring and the history
+    // are not (a moving character, the usual case, is told apart without touching them).
+    const auto still = [](const QJoint& q) {
+        return q.ang[0] == 0 && q.ang[1] == 0 && q.ang[2] == 0 && q.vel[0] == 0 && q.vel[1] == 0 && q.vel[2] == 0 && q.svl[0] == 0 &&
+               q.svl[1] == 0 && q.svl[2] == 0;
+    };
+    const auto joints = std::span(u.c->state.joints).subspan(u.joints.first, u.joints.count);
+    if (!std::all_of(joints.begin(), joints.end(), still)) return false;
 
     const Sent& s = pu.sent[pu.newest_acked % pu.sent.size()];
     if (!s.valid || s.tick != pu.newest_acked || s.held) return false;
     const QCharacter* base = history.find(u.c->id, pu.newest_acked);
     if (base == nullptr || base->epoch != u.c->state.epoch || base->joints.size() != u.c->state.joints.size()) return false;
-    for (uint32_t j = u.joints.first; j < u.joints.end(); ++j) {
-        const QJoint& q = u.c->state.joints[j];
-        const bool still = q.ang[0] == 0 && q.ang[1] == 0 && q.ang[2] == 0 && q.vel[0] == 0 && q.vel[1] == 0 && q.vel[2] == 0 &&
-                           q.svl[0] == 0 && q.svl[1] == 0 && q.svl[2] == 0;
-        if (!still || !(q == base->joints[j])) return false;
-    }
+    if (!std::equal(joints.begin(), joints.end(), base->joints.begin() + u.joints.first)) return false;
     // What was sent since, arrived or not, must be the same: the client may hold any of it.
     for (uint32_t t = pu.newest_acked + 1; t < tick; ++t) {
         const Sent& later = pu.sent[t % pu.sent.size()];
@@ -311,8 +314,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     const uint32_t starve_ticks = uint32_t(2.0f * cfg_.tick_hz);
     for (const Candidate& u : order) {
         PerUnit& pu = *u.pu;
-        const Sent& s = pu.sent[tick % pu.sent.size()];
-        if ((s.valid && s.tick == tick) || pu.waiting_since == tick) continue;
+        if (pu.waiting_since == tick) continue;  // sent, at rest, or new this tick
         ++stats_.unsent[size_t(Unsent::Budget)];
         if (!pu.starved && tick - pu.waiting_since > starve_ticks) {
             pu.starved = true;
