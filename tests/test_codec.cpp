@@ -127,6 +127,47 @@ TEST(Codec, SameInputGivesSameBytes) {
     EXPECT_EQ(run_once(), run_once());
 }
 
+// A builder finds its per-character state by the character, however the characters come ordered
+// (it keeps the previous build's order to skip lookups): the same characters, in another order or
+// with one away for a while, are sent in the same turns.
+TEST(Codec, TheBudgetsTurnsFollowTheCharactersNotTheirOrder) {
+    const Clip walk = builtin_clip("walk");
+    const SkeletonPrecision prec = plan_precision(walk.skeleton, 1.0f);
+    auto state = [&](uint16_t id, uint32_t tick) {
+        return CharacterSnapshot{id, 0, quantize_character(sample_pose(walk, tick / 60.0 + id), walk.skeleton, prec, 0)};
+    };
+    const auto lookup = [&](uint16_t) { return &prec; };
+    SnapshotHistory h0;
+    const std::vector<CharacterSnapshot> one{state(1, 2)};
+    h0.add(2, one);
+    const size_t entry = SnapshotBuilder().build(2, one, h0, lookup).at(0).data.size();
+    // Which characters each build sends, never acknowledged (all full states, about one a snapshot).
+    auto turns = [&](bool shuffled) {
+        BuilderConfig cfg;
+        cfg.bandwidth_bps = 1.5f * float(entry * 8 * 30);
+        SnapshotHistory h;
+        SnapshotBuilder b(cfg);
+        std::vector<uint16_t> sent;
+        for (uint32_t tick = 2; tick <= 80; tick += 2) {
+            std::vector<uint16_t> ids = {1, 2, 3, 4};
+            if (tick >= 30 && tick < 40) ids = {1, 3, 4};  // character 2 away for a while
+            if (shuffled && tick >= 10) std::reverse(ids.begin(), ids.end());
+            if (shuffled && tick >= 50) std::rotate(ids.begin(), ids.begin() + 1, ids.end());
+            std::vector<CharacterSnapshot> now;
+            for (uint16_t id : ids) now.push_back(state(id, tick));
+            h.add(tick, now);
+            // Distinct rates: no two characters tie in priority (ties go in the order given).
+            for (const SnapshotPart& p : b.build(tick, now, h, lookup, [](uint16_t id) { return 1.0f + 0.01f * float(id); }))
+                for (UnitKey u : p.units) sent.push_back(unit_character(u));
+            sent.push_back(0);  // end of this build
+        }
+        return sent;
+    };
+    const std::vector<uint16_t> in_order = turns(false);
+    EXPECT_GT(std::count_if(in_order.begin(), in_order.end(), [](uint16_t id) { return id != 0; }), 30) << "about one a build";
+    EXPECT_EQ(turns(true), in_order);
+}
+
 TEST(Codec, SharedClipFiguresAt30HzWithOnePercentLoss) {
     KS_REQUIRE_MOCAP();
     // 100 ms round trip (acks 6 ticks later), 1 % loss both ways, 30 Hz snapshots, 60 Hz ticks.

@@ -247,12 +247,12 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         for (uint32_t k = 0; k < parts; ++k) {
             const JointRange range = part_range(joints, k);
             const UnitKey key = unit_key(c.id, range.first);
-            auto [it, fresh] = units_.try_emplace(key);
-            if (fresh) it->second.waiting_since = tick;
-            it->second.accumulator += p;
-            order.push_back({&c, range, key, k, parts > 1, &it->second});
+            PerUnit& pu = unit(order.size(), key, tick);
+            pu.accumulator += p;
+            order.push_back({&c, range, key, k, parts > 1, &pu});
         }
     }
+    last_units_.resize(order.size());
     std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return a.pu->accumulator > b.pu->accumulator; });
 
     std::vector<SnapshotPart> parts;
@@ -333,6 +333,15 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     return parts;
 }
 
+SnapshotBuilder::PerUnit& SnapshotBuilder::unit(size_t position, UnitKey key, uint32_t tick) {
+    if (position < last_units_.size() && last_units_[position].first == key) return *last_units_[position].second;
+    auto [it, fresh] = units_.try_emplace(key);
+    if (fresh) it->second.waiting_since = tick;
+    if (position >= last_units_.size()) last_units_.resize(position + 1);
+    last_units_[position] = {key, &it->second};
+    return it->second;
+}
+
 void SnapshotBuilder::charge(size_t bytes) { budget_carry_ -= double(bytes); }
 
 double SnapshotBuilder::per_snapshot_budget() const { return cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz); }
@@ -409,6 +418,7 @@ bool SnapshotBuilder::holds(const PerUnit& pu, uint32_t tick) {
 void SnapshotBuilder::forget(uint16_t id) {
     for (auto it = reported_.begin(); it != reported_.end();) it = it->first == id ? reported_.erase(it) : std::next(it);
     for (auto it = units_.begin(); it != units_.end();) it = unit_character(it->first) == id ? units_.erase(it) : std::next(it);
+    last_units_.clear();  // its pointers may name erased units
 }
 
 }  // namespace ks

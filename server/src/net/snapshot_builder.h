@@ -126,6 +126,10 @@ public:
     // Refuses (ks::Error) a max_baseline_age_ticks whose baseline and context could lie beyond
     // what a receiver keeps (kHistoryTicks).
     explicit SnapshotBuilder(BuilderConfig cfg = {});
+    SnapshotBuilder(SnapshotBuilder&&) = default;  // moving keeps units_'s nodes (last_units_ points at them)
+    SnapshotBuilder& operator=(SnapshotBuilder&&) = default;
+    SnapshotBuilder(const SnapshotBuilder&) = delete;
+    SnapshotBuilder& operator=(const SnapshotBuilder&) = delete;
     // Builds this snapshot's datagram payloads. A character of more than kMaxPartJoints joints goes
     // as parts (plan_parts), each with its own baseline, acknowledgement and priority. Parts that
     // do not fit the budget are skipped and rise in priority; `priority(id)` (default 1) scales how fast. `hold_depth(id)` >= 0
@@ -189,8 +193,14 @@ private:
     void report(uint16_t character, Unsent why, size_t bytes, size_t joints);
     double per_snapshot_budget() const;  // bytes
 
+    PerUnit& unit(size_t position, UnitKey key, uint32_t tick);
+
     BuilderConfig cfg_;
     std::unordered_map<UnitKey, PerUnit> units_;
+    // The units of the previous build in its order: the next build, whose characters come in the
+    // same order, finds each without a lookup in units_ (whose buckets and nodes were most of a
+    // build's cache misses). Emptied when a unit is forgotten.
+    std::vector<std::pair<UnitKey, PerUnit*>> last_units_;
     BuilderStats stats_;
     double budget_carry_ = 0.0;
     size_t left_out_ = 0;  // units the previous build could not send
