@@ -206,6 +206,27 @@ TEST(Quantize, ComponentRoundTripBoundsAtDefaultSettings) {
     EXPECT_NEAR(prec.joints[0].pos_step, 0.001f, 1e-6f);
 }
 
+// Quantizing into a state that held another character's (more joints, scaled, a look-ahead) leaves
+// nothing of it: the server reuses its states' memory from one snapshot to the next.
+TEST(Quantize, IntoAReusedStateEqualsAFreshOne) {
+    const Clip run = builtin_clip("run");
+    const SkeletonPrecision prec = plan_precision(run.skeleton, run.metres_per_unit);
+    QCharacter reused;
+    reused.joints.assign(size_t(run.joints()) + 9, QJoint{});
+    for (QJoint& j : reused.joints) {
+        j.largest = 3, j.moved = j.scaled = true;
+        std::fill(std::begin(j.lscl), std::end(j.lscl), 77);
+        std::fill(std::begin(j.svl), std::end(j.svl), -5);
+        std::fill(std::begin(j.pos), std::end(j.pos), 1234);
+    }
+    reused.ahead = true, reused.ahead_ticks = 9, reused.plan = 4;
+    for (int f = 0; f < run.frames; f += 11) {
+        const Pose p = sample_pose(run, f * run.frame_dt);
+        quantize_character_into(reused, p, run.skeleton, prec, uint16_t(f));
+        EXPECT_EQ(reused, quantize_character(p, run.skeleton, prec, uint16_t(f))) << "frame " << f;
+    }
+}
+
 
 // States at the ends of the integer grids (what a hostile payload can decode to, and what the
 // next delta then predicts from) code and decode without overflowing: velocities, angular

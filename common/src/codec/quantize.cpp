@@ -65,8 +65,16 @@ vec3 dequantize_angular(const QJoint& j, const JointPrecision& p) {
 
 QCharacter quantize_character(const Pose& local, const Skeleton& skeleton, const SkeletonPrecision& prec, uint16_t epoch) {
     QCharacter out;
+    quantize_character_into(out, local, skeleton, prec, epoch);
+    return out;
+}
+
+void quantize_character_into(QCharacter& out, const Pose& local, const Skeleton& skeleton, const SkeletonPrecision& prec,
+                             uint16_t epoch) {
     out.epoch = epoch;
-    out.joints.resize(size_t(skeleton.size()));
+    out.ahead = false;
+    out.ahead_ticks = out.plan = 0;
+    out.joints.resize(size_t(skeleton.size()));  // every field of every joint is written below
     for (int j = 0; j < skeleton.size(); ++j) {
         const JointPrecision& p = prec.joints[size_t(j)];
         QJoint& qj = out.joints[size_t(j)];
@@ -93,7 +101,6 @@ QCharacter quantize_character(const Pose& local, const Skeleton& skeleton, const
         }
         qj.scaled = qj.lscl[0] || qj.lscl[1] || qj.lscl[2] || qj.svl[0] || qj.svl[1] || qj.svl[2];
     }
-    return out;
 }
 
 void dequantize_character(Pose& out, const QCharacter& q, const Skeleton& skeleton, const SkeletonPrecision& prec) {

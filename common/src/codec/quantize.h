@@ -48,6 +48,9 @@ struct QCharacter {
 
 // Quantizes a local pose (joint 0 in the world) with velocities.
 QCharacter quantize_character(const Pose& local, const Skeleton& skeleton, const SkeletonPrecision& prec, uint16_t epoch);
+// The same into `out`, reusing its joints' memory (a server quantizing its characters every snapshot).
+void quantize_character_into(QCharacter& out, const Pose& local, const Skeleton& skeleton, const SkeletonPrecision& prec,
+                             uint16_t epoch);
 // The pose a receiver reconstructs (joint 0 in the world).
 void dequantize_character(Pose& out, const QCharacter& q, const Skeleton& skeleton, const SkeletonPrecision& prec);
 // Only joints [first, first + count) (the caller keeps them within the skeleton).

@@ -942,13 +942,15 @@ void Server::quantize_frame(const TickFrame& frame) {
     std::vector<const TickFrame::CharacterPose*> known;
     for (const TickFrame::CharacterPose& c : frame.characters)
         if (roster_.characters.count(c.id)) known.push_back(&c);
-    now_.assign(known.size(), CharacterSnapshot{});
+    now_.resize(known.size());  // the states of the last snapshot's characters: their memory is reused
     auto quantize = [&](size_t i) {
         const TickFrame::CharacterPose& c = *known[i];
         const uint16_t skeleton = roster_.characters.at(c.id).skeleton;
         const Roster::SkeletonEntry& sk = roster_.skeletons.at(skeleton);
-        now_[i] = {c.id, skeleton, quantize_character(c.ahead ? *c.ahead : *c.pose, sk.skeleton, sk.precision, c.epoch)};
+        now_[i].id = c.id;
+        now_[i].skeleton = skeleton;
         QCharacter& q = now_[i].state;
+        quantize_character_into(q, c.ahead ? *c.ahead : *c.pose, sk.skeleton, sk.precision, c.epoch);
         q.ahead = c.planned;
         q.ahead_ticks = c.ahead ? uint16_t(std::clamp<long>(std::lround(double(c.ahead_s) * cfg_.tick_hz), 0, long(kMaxAheadTicks))) : 0;
         q.plan = c.plan;
