@@ -130,7 +130,7 @@ TEST(Codec, SameInputGivesSameBytes) {
 // A builder finds its per-character state by the character, however the characters come ordered
 // (it keeps the previous build's order to skip lookups): the same characters, in another order or
 // with one away for a while, are sent in the same turns.
-TEST(Codec, TheBudgetsTurnsFollowTheCharactersNotTheirOrder) {
+TEST(Codec, TheBudgetGivesTurnsByCharacterNotByOrder) {
     const Clip walk = builtin_clip("walk");
     const SkeletonPrecision prec = plan_precision(walk.skeleton, 1.0f);
     auto state = [&](uint16_t id, uint32_t tick) {
@@ -166,6 +166,29 @@ TEST(Codec, TheBudgetsTurnsFollowTheCharactersNotTheirOrder) {
     const std::vector<uint16_t> in_order = turns(false);
     EXPECT_GT(std::count_if(in_order.begin(), in_order.end(), [](uint16_t id) { return id != 0; }), 30) << "about one a build";
     EXPECT_EQ(turns(true), in_order);
+}
+
+// A forgotten character is new again: its next state goes in full, though it comes back under the
+// same id at the same place among the others (whose turn-keeping must not point at what was forgotten).
+TEST(Codec, AForgottenCharacterComesBackInFull) {
+    const Clip walk = builtin_clip("walk");
+    const SkeletonPrecision prec = plan_precision(walk.skeleton, 1.0f);
+    const auto lookup = [&](uint16_t) { return &prec; };
+    BuilderConfig cfg;
+    cfg.bandwidth_bps = 4e6f;  // every character every snapshot
+    SnapshotHistory h;
+    SnapshotBuilder b(cfg);
+    for (uint32_t tick = 2; tick <= 20; tick += 2) {
+        if (tick == 12) b.forget(2);
+        std::vector<CharacterSnapshot> now;
+        for (uint16_t id : {1, 2, 3}) now.push_back({id, 0, quantize_character(sample_pose(walk, tick / 60.0), walk.skeleton, prec, 0)});
+        h.add(tick, now);
+        const uint64_t full = b.stats().characters_full, delta = b.stats().characters_delta;
+        for (const SnapshotPart& p : b.build(tick, now, h, lookup)) b.on_delivered(tick, p.units);
+        SCOPED_TRACE(tick);
+        EXPECT_EQ(b.stats().characters_full - full, tick == 2 ? 3u : tick == 12 ? 1u : 0u) << "full states";
+        EXPECT_EQ(b.stats().characters_delta - delta, tick == 2 ? 0u : tick == 12 ? 2u : 3u) << "deltas";
+    }
 }
 
 TEST(Codec, SharedClipFiguresAt30HzWithOnePercentLoss) {

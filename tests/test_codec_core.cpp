@@ -217,7 +217,7 @@ TEST(Quantize, IntoAReusedStateEqualsAFreshOne) {
         j.largest = 3, j.moved = j.scaled = true;
         std::fill(std::begin(j.lscl), std::end(j.lscl), 77);
         std::fill(std::begin(j.svl), std::end(j.svl), -5);
-        std::fill(std::begin(j.pos), std::end(j.pos), 1234);
+        for (int32_t* field : {j.rot, j.ang, j.pos, j.vel}) std::fill(field, field + 3, 1234);
     }
     reused.ahead = true, reused.ahead_ticks = 9, reused.plan = 4;
     for (int f = 0; f < run.frames; f += 11) {
