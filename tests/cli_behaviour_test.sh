@@ -78,6 +78,8 @@ exit_codes)
   run 2 ${KS_RUN-} "$bin/kinesync-replay" x.ksrec --profile moon
   run 2 ${KS_RUN-} "$bin/kinesync-tool"                        # a subcommand is required
   run 2 ${KS_RUN-} "$bin/kinesync-tool" dynamics --f -1 --svg "$dir/x.svg"
+  run 2 ${KS_RUN-} "$bin/kinesync-tool" codec --start -1 builtin:walk
+  has "--start"
   run 2 ${KS_RUN-} "$bin/kinesync-client" --bots 0
   run 2 ${KS_RUN-} "$bin/kinesync-server" --characters 0 --no-network --duration 1
   run 2 ${KS_RUN-} "$bin/kinesync-server" --no-network          # needs --duration

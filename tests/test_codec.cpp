@@ -94,6 +94,18 @@ TEST(Codec, DeltaDecodingStaysExactUnderLostDuplicatedAndReorderedAcks) {
     }
 }
 
+// The bytes-per-second figure is what a game's sealed session puts on the wire: every datagram's
+// IPv4/UDP headers, seal (prefix, counter, tag) and snapshot header besides its payload.
+TEST(Codec, TheWireFigureCountsEverySealedByte) {
+    const Clip walk = builtin_clip("walk");
+    const double seconds = 4.0;
+    const SimResult r = simulate({&walk}, seconds, 30.0f, LinkSim{0.0f, 0.0f, 0.0f, 6, 0, 4});
+    ASSERT_GT(r.datagrams, 100u);
+    ASSERT_LE(r.datagrams, 256u);  // every counter fits one byte
+    const double per_datagram = double(net::kIpUdpHeaderBytes + 1 + 1 + net::kSealTagBytes + net::kSnapshotHeaderBytes);
+    EXPECT_NEAR(r.bytes_per_s * seconds, double(r.payload_bytes) + per_datagram * double(r.datagrams), 1e-6);
+}
+
 TEST(Codec, DatagramsStayUnderTheMtuAndBudgetRotatesCharacters) {
     const Clip walk = builtin_clip("walk");
     std::vector<const Clip*> many(40, &walk);
@@ -217,7 +229,7 @@ TEST(Codec, SharedClipFiguresAt30HzWithOnePercentLoss) {
         record_figure("codec bits/joint delta (all fields), " + name, r.delta_bits_per_joint);
         record_figure("codec bits/joint delta (rotation+angular velocity+flags), " + name, r.delta_rotang_bits_per_joint);
         record_figure("codec bits/joint full, " + name, r.full_bits_per_joint);
-        record_figure("codec bytes/s per character (30 Hz, +28 B IP/UDP, +20 B envelope), " + name, r.bytes_per_s);
+        record_figure("codec bytes/s per character (30 Hz, sealed: +28 B IP/UDP, the seal, the 20 B header), " + name, r.bytes_per_s);
         sum_rotang += r.delta_rotang_bits_per_joint;
         ++n;
     }

@@ -4,7 +4,8 @@
 // the payload (framing included, envelope excluded) by joints x snapshots; per moving joint by the
 // joints whose local pose changes anywhere in the clip. FK error: every joint's world position
 // decoded vs the original, cm. With --rigs, also the game and stress rigs (kinesync/offline/
-// game_rig.h) grown from the walk clip.
+// game_rig.h) grown from the walk clip, and 8 walks sharing one link. kB/s: what the datagrams take on
+// a sealed session's wire, per character.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -42,11 +43,14 @@ int moving_joints(const Clip& c) {
     return n;
 }
 
-Row measure(const std::string& name, const Clip& raw, const CodecSettings& settings, int rtt_ticks) {
+// `copies` of the clip on one link, each 0.37 s on in its loop: they share datagrams,
+// and kB/s is per character (what one costs in a crowd, the per-datagram headers shared).
+Row measure(const std::string& name, const Clip& raw, const CodecSettings& settings, int rtt_ticks, double start_s, int copies = 1) {
     LoopOptions lo;
     lo.root = RootMode::Fix;  // in place: the figures are about the joints, not root travel
     const Clip c = make_loop(raw, lo);
-    const test::SimResult r = test::simulate({&c}, 20.0, 30.0f, test::LinkSim{0.01f, 0.01f, 0.0f, rtt_ticks, 2, 9}, {}, settings);
+    const std::vector<const Clip*> clips(size_t(copies), &c);
+    const test::SimResult r = test::simulate(clips, 20.0, 30.0f, test::LinkSim{0.01f, 0.01f, 0.0f, rtt_ticks, 2, 9}, {}, settings, start_s);
     Row row{name, c.joints(), moving_joints(c)};
     row.bits = r.payload_bits_per_joint;
     row.bits_moving = r.payload_bits_per_joint * double(c.joints()) / double(std::max(1, row.moving));
@@ -57,7 +61,7 @@ Row measure(const std::string& name, const Clip& raw, const CodecSettings& setti
         row.fk_p99 = e[size_t(0.99 * double(e.size()))];
         row.fk_max = e.back();
     }
-    row.kbytes_per_s = r.bytes_per_s / 1000.0;
+    row.kbytes_per_s = r.bytes_per_s / 1000.0 / double(copies);
     row.mismatches = r.mismatches;
     std::copy(std::begin(r.delta_category_bits_per_joint), std::end(r.delta_category_bits_per_joint), std::begin(row.category));
     return row;
@@ -70,8 +74,9 @@ void print(const std::vector<Row>& rows) {
         std::printf("%-40s %6d %6d %8.2f %8.2f %8.3f %8.3f %8.3f %7.2f | %5.2f %5.2f %5.2f %5.2f%s\n", r.name.c_str(), r.joints, r.moving,
                     r.bits, r.bits_moving, r.fk_mean, r.fk_p99, r.fk_max, r.kbytes_per_s, r.category[0], r.category[1], r.category[2],
                     r.category[3], r.mismatches ? "  (decoded states differ!)" : "");
-    std::printf("(bits per joint per snapshot from the payload bytes sent, per moving joint; FK error in cm; kB/s with IP/UDP headers and\n"
-                " envelopes; then where a delta's coded bits go per joint: flags, angular velocity, rotation, position)\n");
+    std::printf("(bits per joint per snapshot from the payload bytes sent, per moving joint; FK error in cm; kB/s on a sealed session's\n"
+                " wire: IPv4/UDP headers, the seal, the snapshot header and the payload, per character (alone on its link but in the crowd's\n"
+                " row); then where a delta's coded bits go per joint: flags, angular velocity, rotation, position)\n");
 }
 
 void write_json(const std::string& path, const std::vector<Row>& rows) {
@@ -97,8 +102,9 @@ void add_codec_command(CLI::App& app) {
     static bool rigs = false;
     static CodecSettings settings;
     static int rtt_ticks = 6;
+    static double start_s = 0.0;
     cmd->add_option("CLIPS", clips, "BVH files or folders, or builtin:NAME (default: every clip in the shared mocap folder)");
-    cmd->add_flag("--rigs", rigs, "also the game (250 joints) and stress (1,000 joints) rigs grown from the walk clip");
+    cmd->add_flag("--rigs", rigs, "also the game (250 joints) and stress (1,000 joints) rigs grown from the walk clip, and 8 walks on one link");
     cmd->add_option("--json", json, "also write the rows as JSON here");
     cmd->add_option("--rot-error", settings.rot_error_m, "trade-off: rotation step as the worst position error at a joint's reach, m")
         ->capture_default_str()->check(CLI::Range(1e-5f, 1.0f));
@@ -109,6 +115,8 @@ void add_codec_command(CLI::App& app) {
     cmd->add_option("--leaf-ang-step", settings.leaf_ang_step, "trade-off: leaf joints' angular-velocity step, rad/s")
         ->capture_default_str()->check(CLI::Range(1e-3f, 100.0f));
     cmd->add_option("--rtt-ticks", rtt_ticks, "the link's round trip in 60 Hz ticks (6: 100 ms)")->capture_default_str()->check(CLI::Range(0, 60));
+    cmd->add_option("--start", start_s, "clip time of the first sample, s (0: 60 Hz ticks land on a 120 fps capture's frames)")
+        ->capture_default_str()->check(CLI::Range(0.0, 3600.0));
     cmd->callback([] {
         std::vector<std::string> files;
         for (const std::string& c : clips.empty() ? std::vector<std::string>{test::mocap_dir()} : clips) {
@@ -127,11 +135,13 @@ void add_codec_command(CLI::App& app) {
         for (const std::string& f : files) {
             const Clip c = load_clip_arg(f, bo).clip;
             if (f.find("walk") != std::string::npos) walk = c;
-            rows.push_back(measure(std::filesystem::path(f).filename().string(), c, settings, rtt_ticks));
+            rows.push_back(measure(std::filesystem::path(f).filename().string(), c, settings, rtt_ticks, start_s));
         }
         if (rigs) {
-            rows.push_back(measure("game rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_game_rig(walk), settings, rtt_ticks));
-            rows.push_back(measure("stress rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_stress_rig(walk), settings, rtt_ticks));
+            rows.push_back(measure("game rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_game_rig(walk), settings, rtt_ticks, start_s));
+            rows.push_back(measure("stress rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_stress_rig(walk), settings, rtt_ticks, start_s));
+            rows.push_back(measure("8 walks on one link (" + std::filesystem::path(walk.name).filename().string() + ")", walk, settings,
+                                   rtt_ticks, start_s, 8));
         }
         print(rows);
         if (!json.empty()) write_json(json, rows);

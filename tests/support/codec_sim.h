@@ -12,6 +12,7 @@
 #include <kinesync/common/anim/ops_sample.h>
 #include "common/src/codec/snapshot_codec.h"
 #include "common/src/net/protocol.h"
+#include "common/src/net/secure_channel.h"
 #include "server/src/net/snapshot_builder.h"
 #include "tests/support/sample_pose.h"
 
@@ -40,17 +41,19 @@ struct LinkSim {
 struct SimResult {
     uint64_t decoded = 0, errors = 0, mismatches = 0;
     uint64_t snapshots = 0, payload_bytes = 0;  // snapshot payloads as sent (every datagram, before loss)
+    uint64_t datagrams = 0;
     double payload_bits_per_joint = 0;          // payload bits / (joints of every character x snapshots)
     double delta_category_bits_per_joint[CodingCost::kCount] = {};  // flags, angular, rotation, position
     double delta_bits_per_joint = 0, full_bits_per_joint = 0, all_bits_per_joint = 0;
     double delta_rotang_bits_per_joint = 0;  // rotation + angular velocity + per-joint flags
-    double bytes_per_s = 0;
+    double bytes_per_s = 0;  // on a sealed session's wire: IPv4/UDP, the seal, the snapshot header, the payload
     size_t max_datagram = 0;
     std::vector<double> fk_err_cm;
 };
 
+// Clip k is sampled at start_s + 0.37 k s at tick 0 (start_s 0: clip 0 on the capture's own frames).
 inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds, float snapshot_hz, const LinkSim& link,
-                   BuilderConfig cfg = {}, const CodecSettings& settings = {}) {
+                   BuilderConfig cfg = {}, const CodecSettings& settings = {}, double start_s = 0.0) {
     SimResult r;
     std::mt19937 rng(link.seed);
     std::uniform_real_distribution<float> u(0, 1);
@@ -65,6 +68,10 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
     const int step = int(std::lround(cfg.tick_hz / snapshot_hz));
     const uint32_t ticks = uint32_t(seconds * cfg.tick_hz);
     uint64_t bytes = 0;
+    // What a game ships (connect tokens) seals every datagram: its prefix, counter bytes and tag are
+    // on the wire too. Sealed for real, so the counter's length grows as a session's would.
+    net::ensure_crypto();
+    net::PacketSealer sealer(net::Key{});
     for (uint32_t tick = 1; tick <= ticks; ++tick) {
         // Acks arriving now.
         for (auto it = acks.begin(); it != acks.end() && it->first <= tick;) {
@@ -78,7 +85,7 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
             const Clip& c = *clips[k];
             // Clips are looped (in place) and played continuously, as the server plays them.
             Pose p(c.joints());
-            op_sample_cubic(p, c, double(tick) / cfg.tick_hz + 0.37 * double(k), Wrap::Loop);
+            op_sample_cubic(p, c, start_s + double(tick) / cfg.tick_hz + 0.37 * double(k), Wrap::Loop);
             originals.push_back(p);
             now.push_back({uint16_t(k), uint16_t(k), quantize_character(originals.back(), c.skeleton, precs[k], 0)});
         }
@@ -87,7 +94,9 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
         for (const SnapshotPart& part : builder.build(tick, now, history, lookup)) {
             r.max_datagram = std::max(r.max_datagram, part.data.size());
             r.payload_bytes += part.data.size();
-            bytes += part.data.size() + 28 + net::kSnapshotHeaderBytes;  // IP/UDP header and the envelope
+            ++r.datagrams;
+            const std::vector<uint8_t> datagram(net::kSnapshotHeaderBytes + part.data.size());
+            bytes += sealer.seal(datagram).size() + net::kIpUdpHeaderBytes;
             if (u(rng) < link.loss) continue;
             std::vector<DecodedCharacter> out;
             const SnapshotError e = decoder.decode(tick, part.data, [](uint16_t id) { return int(id); }, lookup, out);
