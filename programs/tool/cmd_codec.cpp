@@ -1,6 +1,6 @@
 // kinesync-tool codec [CLIPS...]: the codec's figures per clip, counted from the snapshot payload
 // bytes the server's builder emits: 30 Hz snapshots (60 Hz ticks), 1 % loss both ways, 100 ms
-// round trip, 20 s per clip played in place, each clip alone on its link. Bits per joint divide
+// round trip, 20 s per clip played in place, each clip alone on its link (but in the last row). Bits per joint divide
 // the payload (framing included, envelope excluded) by joints x snapshots; per moving joint by the
 // joints whose local pose changes anywhere in the clip. FK error: every joint's world position
 // decoded vs the original, cm. With --rigs, also the game and stress rigs (kinesync/offline/
