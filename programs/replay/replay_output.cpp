@@ -63,7 +63,8 @@ void print_run(const ReportHeader& hdr, const std::vector<StrategyReport>& repor
     if (r.ahead_bytes_per_s > 0)
         std::printf("(+ahead: look-ahead sent instead of poses, %.2f kB/s = %.2fx the present run's %.2f kB/s)\n",
                     r.ahead_bytes_per_s / 1000.0, r.ahead_bytes_per_s / std::max(1.0, r.bytes_per_s), r.bytes_per_s / 1000.0);
-    std::printf("(counted: %.1f payload bytes per character sent; envelope %.1f bytes per snapshot datagram)\n",
+    std::printf("(counted: %.1f payload bytes per character sent; envelope %.1f bytes per snapshot datagram, unsealed: a sealed\n"
+                " session adds 18-20 bytes to each datagram)\n",
                 r.payload_bytes_per_character, r.envelope_bytes_per_datagram);
     print_crowd(r, o);
     std::printf("\n");
