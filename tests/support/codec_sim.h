@@ -70,7 +70,6 @@ inline SimResult simulate(const std::vector<const Clip*>& clips, double seconds,
     uint64_t bytes = 0;
     // What a game ships (connect tokens) seals every datagram: its prefix, counter bytes and tag are
     // on the wire too. Sealed for real, so the counter's length grows as a session's would.
-    net::ensure_crypto();
     net::PacketSealer sealer(net::Key{});
     for (uint32_t tick = 1; tick <= ticks; ++tick) {
         // Acks arriving now.
