@@ -193,7 +193,8 @@ ks_result ks_client_get_stats(const ks_client* c, ks_client_stats* out) {
         const ClientSessionStats& n = s.session;
         *out = {s.rtt_ms,          n.bytes_in,       n.bytes_out,      n.datagrams_in,      n.datagrams_out, n.snapshots_received,
                 n.snapshots_lost,  n.snapshots_late, n.malformed,      n.entries_refused,   s.reconnects,
-                n.connect_requests, n.challenges,    n.challenges_forged, n.entries_early};
+                n.connect_requests, n.challenges,    n.challenges_forged, n.entries_early,
+                n.datagrams_lost,  n.datagrams_late};
         return KS_OK;
     });
 }

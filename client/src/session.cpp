@@ -65,7 +65,7 @@ void ClientSession::connect(double now_s) {
     poses_ = SnapshotAssembler();
     resyncs_.clear();
     any_tick_ = false;
-    missing_ticks_.clear();
+    loss_.restart();
     clock_valid_ = false;
     refusal_.clear();
     refusal_code_ = DisconnectCode::None;
@@ -247,12 +247,14 @@ void ClientSession::on_packet(const DecodedPacket& p, double now_s, bool sealed)
     if (!on_handshake(p, now_s)) return;
     last_heard_ = now_s;
     received_.on_received(p.sequence);
+    if (p.type != MessageType::Snapshot) loss_.on_datagram(p.sequence);
     switch (p.type) {
         case MessageType::SkeletonDefs: on_skeleton_defs(p); break;
         case MessageType::Events: on_events(p); break;
         case MessageType::Snapshot: {
             const DecodedPacket::SnapshotView m = p.snapshot();
-            if (on_snapshot(m, now_s)) count_snapshot(m.tick);
+            if (on_snapshot(m, now_s)) count_snapshot(p.sequence, m.tick);
+            else loss_.on_unused_snapshot(p.sequence);
             break;
         }
         case MessageType::Pong: on_pong(p, now_s); break;
@@ -266,6 +268,7 @@ void ClientSession::on_packet(const DecodedPacket& p, double now_s, bool sealed)
         case MessageType::Accept: break;
         default: ++stats_.unexpected; break;
     }
+    copy_loss_counts();
 }
 
 bool ClientSession::admit_clear(const DecodedPacket& p) {
@@ -423,32 +426,21 @@ void ClientSession::on_events(const DecodedPacket& p) {
         }
 }
 
-// Lost: snapshot ticks skipped when a newer one arrives, until they arrive after all (reordering
-// is not loss). Remembered for 256 snapshot intervals.
-void ClientSession::count_snapshot(uint32_t tick) {
+// Received, lost and late datagrams and snapshot ticks (see LossCounter).
+void ClientSession::count_snapshot(uint16_t sequence, uint32_t tick) {
     const uint32_t step = uint32_t(std::max(1L, std::lround(double(tick_hz_) / double(std::max(1.0f, snapshot_hz_)))));
-    if (!any_tick_ || tick > newest_tick_) {
-        if (any_tick_) {
-            // The ticks k * step after the newest with k * step + step / 2 < gap; only the last 256
-            // are remembered (a server jumping ahead cannot make this grow).
-            const uint64_t gap = uint64_t(tick) - newest_tick_;
-            const uint64_t skipped = gap > step / 2 ? (gap - step / 2 - 1) / step : 0;
-            stats_.snapshots_lost += skipped;
-            for (uint64_t k = skipped > 256 ? skipped - 255 : 1; k <= skipped; ++k) missing_ticks_.insert(uint32_t(newest_tick_ + k * step));
-        }
-        newest_tick_ = tick;
-        any_tick_ = true;
-        ++stats_.snapshots_received;
-        while (!missing_ticks_.empty() && newest_tick_ - *missing_ticks_.begin() > 256 * step) missing_ticks_.erase(missing_ticks_.begin());
-    } else if (tick < newest_tick_) {
-        const auto it = missing_ticks_.find(tick);
-        if (it != missing_ticks_.end()) {
-            missing_ticks_.erase(it);
-            --stats_.snapshots_lost;
-            ++stats_.snapshots_late;
-            ++stats_.snapshots_received;
-        }
-    }
+    loss_.on_snapshot(sequence, tick, step);
+    if (!any_tick_ || tick > newest_tick_) newest_tick_ = tick;
+    any_tick_ = true;
+}
+
+void ClientSession::copy_loss_counts() {
+    const LossCounts& c = loss_.counts();
+    stats_.datagrams_lost = c.datagrams_lost;
+    stats_.datagrams_late = c.datagrams_late;
+    stats_.snapshots_received = c.snapshots_received;
+    stats_.snapshots_lost = c.snapshots_lost;
+    stats_.snapshots_late = c.snapshots_late;
 }
 
 void ClientSession::on_pong(const DecodedPacket& p, double now_s) {

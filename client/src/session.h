@@ -31,6 +31,7 @@
 #include <kinesync/client/connection.h>
 
 #include "client/src/character_assembly.h"
+#include "client/src/loss_counter.h"
 #include "client/src/resync_throttle.h"
 #include "common/src/codec/snapshot_codec.h"
 #include "common/src/net/connect_token.h"
@@ -177,7 +178,8 @@ private:
     void skeleton_error(const std::string& why);
     void add_skeleton(net::ReceivedSkeleton s);
     void on_events(const net::DecodedPacket& p);
-    void count_snapshot(uint32_t tick);  // received, lost and late snapshot ticks
+    void count_snapshot(uint16_t sequence, uint32_t tick);
+    void copy_loss_counts();
     void on_pong(const net::DecodedPacket& p, double now_s);
     void send_ack();
     bool on_snapshot(const net::DecodedPacket::SnapshotView& m, double now_s);
@@ -223,7 +225,7 @@ private:
     std::vector<net::EventInfo> events_;
     uint32_t newest_tick_ = 0;
     bool any_tick_ = false;
-    std::set<uint32_t> missing_ticks_;  // skipped snapshot ticks of the last few seconds
+    LossCounter loss_;
     vec3 viewpoint_, viewpoint_sent_;
     bool has_viewpoint_ = false;
     double last_viewpoint_ = -1e9;

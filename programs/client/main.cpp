@@ -112,7 +112,7 @@ std::optional<int> make_bot_config(ClientOptions& o, const CLI::App& app, BotCon
 }
 
 void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
-    uint64_t received = 0, lost = 0;
+    uint64_t received = 0, lost = 0, datagrams_lost = 0;
     double bps = 0, rtt = 0;
     int connected = 0;
     size_t characters = 0, joints = 0, arriving = 0;
@@ -131,6 +131,7 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
         forged += r.challenges_forged;
         received += r.snapshots_received;
         lost += r.snapshots_lost;
+        datagrams_lost += r.datagrams_lost;
         bps += r.bytes_per_s;
         rtt += r.rtt_ms;
         connected += b->state() == ConnectionState::Connected;
@@ -141,9 +142,10 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
     // The handshake's figures say how hard it was to get in (a flood answers a share of requests).
     const std::string handshake = forged ? fmt::format("handshake {} sent, {} answered, {} forged refused", requests, answered, forged)
                                          : fmt::format("handshake {} sent, {} answered", requests, answered);
-    std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost | %.1f kB/s per bot | rtt %.1f ms | %s | "
+    std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost (datagrams %llu lost) | %.1f kB/s per bot | rtt %.1f ms | %s | "
                 "shown %zu characters, %zu joints%s%s\n",
-                t, int(all.size()), connected, (unsigned long long)received, (unsigned long long)lost, bps / double(all.size()) / 1000.0,
+                t, int(all.size()), connected, (unsigned long long)received, (unsigned long long)lost,
+                (unsigned long long)datagrams_lost, bps / double(all.size()) / 1000.0,
                 rtt / double(all.size()), handshake.c_str(), characters, joints,
                 arriving ? fmt::format(", {} still arriving", arriving).c_str() : "",
                 by_reference ? fmt::format(" | skeletons {} by reference, {} in full", by_reference, in_full).c_str() : "");
@@ -168,13 +170,14 @@ bool write_report(const ClientOptions& o, const std::vector<std::unique_ptr<Bot>
         const BotReport r = all[i]->report(t);
         char line[1024];
         std::snprintf(line, sizeof line,
-                      "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
+                      "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"datagrams_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
                       "\"time_sync_err_ms\": %.2f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, "
                       "\"entries_refused\": %llu, \"entries_early\": %llu, \"resyncs_sent\": %llu, \"characters_shown\": %zu, \"joints_shown\": %zu, "
                       "\"characters_arriving\": %zu, \"skeletons_by_reference\": %llu, \"skeletons_in_full\": %llu, "
                       "\"skeleton_errors\": %llu, \"skeleton_cache_refused\": %llu, "
                       "\"connect_requests\": %llu, \"challenges\": %llu, \"challenges_forged\": %llu, \"state\": \"%s\"}%s\n",
-                      (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost, r.bytes_per_s, r.rtt_ms,
+                      (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost,
+                      (unsigned long long)r.datagrams_lost, r.bytes_per_s, r.rtt_ms,
                       r.time_sync_err_ms, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects,
                       (unsigned long long)r.entries_refused, (unsigned long long)r.entries_early, (unsigned long long)r.resyncs_sent,
                       r.characters_shown, r.joints_shown,

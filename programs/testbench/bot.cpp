@@ -57,6 +57,7 @@ BotReport Bot::report(double now_s) const {
     BotReport r;
     r.snapshots_received = s.session.snapshots_received;
     r.snapshots_lost = s.session.snapshots_lost;
+    r.datagrams_lost = s.session.datagrams_lost;
     r.bytes_per_s = double(s.session.bytes_in + 28 * s.session.datagrams_in) / std::max(1e-9, now_s - started_);
     r.rtt_ms = s.rtt_ms;
     r.time_sync_err_ms = s.time_sync_error_ms;

@@ -183,7 +183,8 @@ int main(void) {
         CHECK(ks_client_get_stats(client, &st) == KS_OK, "%s", ks_last_error());
         CHECK(st.snapshots_received >= info.snapshots / 2 && st.bytes_in > 0 && st.datagrams_in >= st.snapshots_received &&
                   st.bytes_out > 0 && st.rtt_ms >= 0 && st.malformed == 0 && st.connect_requests >= 1 && st.challenges >= 1 &&
-                  st.challenges <= st.connect_requests && st.challenges_forged == 0,
+                  st.challenges <= st.connect_requests && st.challenges_forged == 0 && st.datagrams_lost <= st.datagrams_in &&
+                  st.datagrams_late <= st.datagrams_in,
               "stats: %llu snapshots, %llu bytes in, %llu datagrams in, rtt %.2f, %llu connect requests, %llu challenges",
               (unsigned long long)st.snapshots_received, (unsigned long long)st.bytes_in, (unsigned long long)st.datagrams_in, st.rtt_ms,
               (unsigned long long)st.connect_requests, (unsigned long long)st.challenges);

@@ -122,6 +122,8 @@ static class BindingTests
         // The last fields: the struct's layout matches the C one to its end.
         Check(stats.ConnectRequests >= 1 && stats.Challenges >= 1 && stats.Challenges <= stats.ConnectRequests && stats.ChallengesForged == 0,
               "handshake: " + stats.ConnectRequests + " requests, " + stats.Challenges + " challenges, " + stats.ChallengesForged + " forged");
+        Check(stats.DatagramsLost <= stats.DatagramsIn && stats.DatagramsLate <= stats.DatagramsIn,
+              "datagrams: " + stats.DatagramsLost + " lost, " + stats.DatagramsLate + " late, " + stats.DatagramsIn + " in");
         SkeletonStats sk = client.GetSkeletonStats();
         Check(sk.InFull >= 1 && sk.Offered == 0 && sk.ByReference == 0 && sk.Errors == 0 && sk.CacheRefused == 0 && sk.CacheSaveFailures == 0,
               "skeletons: " + sk.InFull + " in full, " + sk.Offered + " offered, " + sk.Errors + " errors");

@@ -175,6 +175,9 @@ namespace Kinesync
         /// <summary>Snapshot entries of characters whose skeleton the client does not hold yet
         /// (expected while joining: snapshots travel right behind the definitions).</summary>
         public ulong EntriesEarly;
+        /// <summary>The server's datagrams lost on the way (gaps in their sequence, less late
+        /// ones), and late. Snapshot ticks the server did not send are not counted lost.</summary>
+        public ulong DatagramsLost, DatagramsLate;
     }
 
     /// <summary>Skeletons, over every connection: offered as already held (the skeleton cache),

@@ -188,6 +188,8 @@ typedef struct ks_character_info {
 typedef struct ks_client_stats {
     double rtt_ms;
     uint64_t bytes_in, bytes_out, datagrams_in, datagrams_out;
+    /* Snapshot ticks received, lost and late (reordered). A tick the server did not send (nothing
+     * moved, its budget) is not lost: ticks count as lost only as far as datagrams are missing. */
     uint64_t snapshots_received, snapshots_lost, snapshots_late;
     uint64_t malformed;       /* datagrams that were not kinesync's, or damaged */
     uint64_t entries_refused; /* snapshot entries refused alone (and resynchronised) */
@@ -199,6 +201,8 @@ typedef struct ks_client_stats {
     /* Snapshot entries of characters whose skeleton the client does not hold yet (expected while
      * joining: snapshots travel right behind the definitions). */
     uint64_t entries_early;
+    /* The server's datagrams lost on the way (gaps in their sequence, less late ones), and late. */
+    uint64_t datagrams_lost, datagrams_late;
 } ks_client_stats;
 
 /* Skeletons, over every connection: offered to the server as already held (the skeleton cache),

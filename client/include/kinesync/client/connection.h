@@ -23,9 +23,16 @@ struct ClientSessionStats {
     uint64_t entries_early = 0;
     uint64_t resyncs_sent = 0;     // full updates of a character's part asked for after a refusal
     uint64_t resyncs_held = 0;     // requests held back by the rate limit (20 a second)
-    uint64_t snapshots_received = 0;  // distinct ticks with at least one character
-    uint64_t snapshots_lost = 0;      // snapshot ticks skipped between received ones and not arrived since
-    uint64_t snapshots_late = 0;      // arrived after a newer one (reordered), not lost
+    // The server's datagrams lost on the way: gaps in their sequence numbers, less those that came
+    // late (reordered, within the last 1,024). Exact.
+    uint64_t datagrams_lost = 0, datagrams_late = 0;
+    // Snapshot ticks: received (distinct ticks), lost and late. The server skips ticks on purpose
+    // (nothing moved, its budget, definitions being resent), so a skipped tick counts as lost only
+    // where datagrams are missing between the snapshots either side of it, and no more of them than
+    // are missing there (over only when a datagram lost there carried something else).
+    uint64_t snapshots_received = 0;
+    uint64_t snapshots_lost = 0;
+    uint64_t snapshots_late = 0;  // arrived after a newer one (reordered), not lost
     // The handshake, over every attempt: ConnectRequests sent, Challenges taken (for our salt and,
     // with a token, made with its keys), Challenges refused because their mac did not check
     // (forged: someone who sees the link answered for the server), ChallengeResponses sent.
