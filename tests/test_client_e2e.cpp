@@ -145,7 +145,6 @@ TEST(ClientE2E, ReorderedSnapshotsAreLateNotLost) {
     const bool ok = r.run_until([&] { return settled(bot.session_stats()); });
     const ClientSessionStats st = bot.session_stats();
     EXPECT_GE(st.snapshots_late, before.snapshots_late + 5) << "the jitter reorders some";
-    EXPECT_GE(st.datagrams_late, st.snapshots_late);
     EXPECT_TRUE(ok) << "reordered is not lost: " << st.snapshots_lost << " snapshots and " << st.datagrams_lost
                     << " datagrams lost, against " << before.snapshots_lost << " and " << before.datagrams_lost
                     << " at the first snapshot";

@@ -55,13 +55,56 @@ TEST(LossCounter, LostTicksAreAtMostTheDatagramsMissing) {
 }
 
 TEST(LossCounter, ALostPartOfATickLosesNoTick) {
+    // Tick 4 was not sent; the datagram missing is a part of tick 2, before its last part.
     LossCounter l;
     l.on_snapshot(1, 2, kStep);
-    l.on_snapshot(3, 2, kStep);  // part 2 of tick 2; 2 (part 1) missing
-    l.on_snapshot(4, 4, kStep);
+    l.on_snapshot(3, 2, kStep);  // part 3 of tick 2; 2 (part 2) missing
+    l.on_snapshot(4, 6, kStep);
     EXPECT_EQ(l.counts().snapshots_lost, 0u);
     EXPECT_EQ(l.counts().datagrams_lost, 1u);
     EXPECT_EQ(l.counts().snapshots_received, 2u);
+}
+
+TEST(LossCounter, ASnapshotOvertakenByAPongIsNeitherLostNorLate) {
+    LossCounter l;
+    l.on_snapshot(1, 2, kStep);
+    l.on_datagram(3);            // the Pong, first
+    l.on_snapshot(2, 4, kStep);  // late in the sequence, yet the newest tick
+    l.on_snapshot(4, 6, kStep);
+    EXPECT_EQ(l.counts().datagrams_lost, 0u);
+    EXPECT_EQ(l.counts().datagrams_late, 1u);
+    EXPECT_EQ(l.counts().snapshots_lost, 0u);
+    EXPECT_EQ(l.counts().snapshots_late, 0u);
+    EXPECT_EQ(l.counts().snapshots_received, 3u);
+}
+
+TEST(LossCounter, WhatCameBeforeTheFirstDatagramIsNotCounted) {
+    // The Accept was resent (the first one lost): what the server sent before it arrives late, or
+    // was dropped before the handshake ended; none of it was lost on this connection's way.
+    LossCounter l;
+    l.on_datagram(5);
+    l.on_datagram(3);
+    l.on_snapshot(4, 2, kStep);
+    EXPECT_EQ(l.counts().datagrams_lost, 0u);
+    EXPECT_EQ(l.counts().datagrams_late, 0u);
+    l.on_snapshot(6, 4, kStep);
+    EXPECT_EQ(l.counts().snapshots_received, 1u);
+    EXPECT_EQ(l.counts().snapshots_lost, 0u);
+}
+
+TEST(LossCounter, AJumpForgetsWhatItSkippedOverAndTheWindowEndsWhereItSays) {
+    LossCounter l;
+    l.on_datagram(1);
+    const uint16_t newest = uint16_t(1 + LossCounter::kWindow + 10);
+    l.on_datagram(newest);
+    EXPECT_EQ(l.counts().datagrams_lost, uint64_t(LossCounter::kWindow + 9));
+    l.on_datagram(uint16_t(newest - 5));  // skipped over, inside the window: late
+    EXPECT_EQ(l.counts().datagrams_late, 1u);
+    l.on_datagram(uint16_t(newest - LossCounter::kWindow + 1));  // the window's oldest
+    EXPECT_EQ(l.counts().datagrams_late, 2u);
+    l.on_datagram(uint16_t(newest - LossCounter::kWindow));  // just out of it: stays lost
+    EXPECT_EQ(l.counts().datagrams_late, 2u);
+    EXPECT_EQ(l.counts().datagrams_lost, uint64_t(LossCounter::kWindow + 7));
 }
 
 TEST(LossCounter, TheSequenceWraps) {

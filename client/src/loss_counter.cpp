@@ -12,7 +12,10 @@ int64_t LossCounter::unwrap(uint16_t sequence) const {
     return newest_ + net::sequence_difference(sequence, uint16_t(newest_));
 }
 
+// Whatever came before the first datagram counts as received: it was sent before this connection
+// could take it (a resent Accept, or what followed a lost one), not lost on the way.
 LossCounter::Arrival LossCounter::arrive(int64_t s) {
+    if (newest_ < 0) std::fill(got_.begin(), got_.end(), uint8_t(1));
     if (newest_ < 0 || s > newest_) {
         if (newest_ >= 0) {
             c_.datagrams_lost += uint64_t(s - newest_ - 1);

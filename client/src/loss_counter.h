@@ -2,16 +2,19 @@
 // What the server sent that did not arrive, told apart from what it never sent.
 //
 // Every datagram of a session takes the server's next sequence number, so a gap in the sequence
-// is a datagram lost on the way; one that lands later (within the last kWindow) was late, not
-// lost. Snapshot ticks cannot be counted that way: the server skips ticks on purpose (nothing
+// after the first datagram (the Accept) is a datagram lost on the way; one that lands later
+// (within the last kWindow) was late, not lost. Snapshot ticks cannot be counted that way: the server skips ticks on purpose (nothing
 // moved, the budget, definitions being resent). Between two snapshots, the ticks skipped count as
-// lost only up to the datagrams missing between them; so a skip with no gap costs nothing, and the
-// count is over only when a datagram lost there carried something else (an event, a further part).
+// lost only up to the datagrams missing between them; so a skip with no gap costs nothing. The
+// count is over when a datagram lost there carried something else (an event, a further part), and
+// under when the stretch is longer than kWindow (only its last kWindow datagrams are looked at).
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <vector>
+
+#include "common/src/net/secure_channel.h"
 
 namespace ks {
 
@@ -23,7 +26,8 @@ struct LossCounts {
 class LossCounter {
 public:
     LossCounter() = default;
-    static constexpr int64_t kWindow = 1024;  // datagrams remembered for late arrivals
+    // Datagrams remembered for late arrivals: as many as a sealed session's replay window lets in.
+    static constexpr int64_t kWindow = int64_t(net::ReplayWindow::kSize);
 
     // Every datagram of the session, once authenticated, in arrival order.
     void on_datagram(uint16_t sequence);

@@ -176,7 +176,7 @@ namespace Kinesync
         /// (expected while joining: snapshots travel right behind the definitions).</summary>
         public ulong EntriesEarly;
         /// <summary>The server's datagrams lost on the way (gaps in their sequence, less late
-        /// ones), and late. Snapshot ticks the server did not send are not counted lost.</summary>
+        /// ones), and late (reordered).</summary>
         public ulong DatagramsLost, DatagramsLate;
     }
 

@@ -23,13 +23,14 @@ struct ClientSessionStats {
     uint64_t entries_early = 0;
     uint64_t resyncs_sent = 0;     // full updates of a character's part asked for after a refusal
     uint64_t resyncs_held = 0;     // requests held back by the rate limit (20 a second)
-    // The server's datagrams lost on the way: gaps in their sequence numbers, less those that came
-    // late (reordered, within the last 1,024). Exact.
+    // The server's datagrams lost on the way, from the connection's Accept on: gaps in their
+    // sequence numbers, less those that came late (reordered, within the last 256 datagrams).
     uint64_t datagrams_lost = 0, datagrams_late = 0;
     // Snapshot ticks: received (distinct ticks), lost and late. The server skips ticks on purpose
     // (nothing moved, its budget, definitions being resent), so a skipped tick counts as lost only
     // where datagrams are missing between the snapshots either side of it, and no more of them than
-    // are missing there (over only when a datagram lost there carried something else).
+    // are missing there (over when a datagram lost there carried something else; under when the
+    // stretch between two snapshots is over 256 datagrams long).
     uint64_t snapshots_received = 0;
     uint64_t snapshots_lost = 0;
     uint64_t snapshots_late = 0;  // arrived after a newer one (reordered), not lost
