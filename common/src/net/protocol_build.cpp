@@ -13,11 +13,7 @@ using namespace detail;
 static_assert(sizeof(wire::PacketHeader) == 16);
 static_assert(sizeof(wire::Event) == 12);
 
-fb::FlatBufferBuilder& detail::builder() {
-    thread_local fb::FlatBufferBuilder fbb(2 * kMaxDatagram);
-    fbb.Clear();
-    return fbb;
-}
+fb::FlatBufferBuilder detail::builder() { return fb::FlatBufferBuilder(2 * kMaxDatagram); }
 
 std::vector<uint8_t> detail::take(fb::FlatBufferBuilder& fbb, const char* what) {
     if (fbb.GetSize() > kMaxDatagram)
@@ -91,11 +87,12 @@ void check_token(const TokenField* token, const char* what) {
 
 std::vector<uint8_t> build_connect_request(const PacketHeader& h, uint64_t client_salt, const TokenField* token) {
     check_token(token, "build_connect_request");
-    return build_padded(PaddedBuild{&builder(), &h, client_salt, nullptr, token, nullptr}, "build_connect_request");
+    auto fbb = builder();
+    return build_padded(PaddedBuild{&fbb, &h, client_salt, nullptr, token, nullptr}, "build_connect_request");
 }
 
 std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie, const ChallengeMac* mac) {
-    auto& fbb = builder();
+    auto fbb = builder();
     const auto c = fbb.CreateVector(cookie.data(), cookie.size());
     const auto m = mac ? fbb.CreateVector(mac->data(), mac->size()) : 0;
     finish(fbb, h, wire::CreateChallenge(fbb, client_salt, c, m));
@@ -107,11 +104,12 @@ std::vector<uint8_t> build_challenge_response(const PacketHeader& h, uint64_t cl
     if (known.size() > kMaxKnownSkeletons)
         throw std::invalid_argument("build_challenge_response: " + std::to_string(known.size()) + " known skeletons (at most " +
                                     std::to_string(kMaxKnownSkeletons) + ")");
-    return build_padded(PaddedBuild{&builder(), &h, client_salt, &cookie, nullptr, proof, known}, "build_challenge_response");
+    auto fbb = builder();
+    return build_padded(PaddedBuild{&fbb, &h, client_salt, &cookie, nullptr, proof, known}, "build_challenge_response");
 }
 
 std::vector<uint8_t> build_accept(const PacketHeader& h, const AcceptInfo& a) {
-    auto& fbb = builder();
+    auto fbb = builder();
     finish(fbb, h,
            wire::CreateAccept(fbb, a.client_id, a.tick_hz, a.snapshot_hz, a.server_tick, a.server_time_us));
     return take(fbb, "build_accept");
@@ -145,7 +143,7 @@ size_t max_snapshot_data_bytes() { return kMaxDatagram - kSnapshotHeaderBytes; }
 std::vector<uint8_t> build_ack(const PacketHeader& h, uint32_t snapshot_tick, std::span<const uint32_t> reliable_ids) {
     if (reliable_ids.size() > kMaxAckIds)
         throw std::invalid_argument("build_ack: more than " + std::to_string(kMaxAckIds) + " reliable ids");
-    auto& fbb = builder();
+    auto fbb = builder();
     const auto ids = reliable_ids.empty() ? 0 : fbb.CreateVector(reliable_ids.data(), reliable_ids.size());
     finish(fbb, h, wire::CreateAck(fbb, snapshot_tick, ids));
     return take(fbb, "build_ack");
@@ -153,21 +151,21 @@ std::vector<uint8_t> build_ack(const PacketHeader& h, uint32_t snapshot_tick, st
 
 std::vector<uint8_t> build_ping(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id, uint64_t echo_server_clock_us,
                                 uint64_t echo_held_us) {
-    auto& fbb = builder();
+    auto fbb = builder();
     finish(fbb, h, wire::CreatePing(fbb, client_time_us, ping_id, echo_server_clock_us, echo_held_us));
     return take(fbb, "build_ping");
 }
 
 std::vector<uint8_t> build_pong(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id,
                                 uint64_t server_time_us, uint32_t server_tick, uint64_t server_clock_us, uint64_t held_us) {
-    auto& fbb = builder();
+    auto fbb = builder();
     finish(fbb, h, wire::CreatePong(fbb, client_time_us, ping_id, server_time_us, server_tick, server_clock_us, held_us));
     return take(fbb, "build_pong");
 }
 
 std::vector<uint8_t> build_disconnect(const PacketHeader& h, std::string_view reason, uint8_t code) {
     check_name(reason, kMaxReasonBytes, "disconnect reason");
-    auto& fbb = builder();
+    auto fbb = builder();
     const auto r = fbb.CreateString(reason.data(), reason.size());
     finish(fbb, h, wire::CreateDisconnect(fbb, r, code));
     return take(fbb, "build_disconnect");
@@ -176,7 +174,7 @@ std::vector<uint8_t> build_disconnect(const PacketHeader& h, std::string_view re
 std::vector<uint8_t> build_events(const PacketHeader& h, uint32_t message_id, std::span<const EventInfo> events) {
     if (events.size() > kMaxEvents)
         throw std::invalid_argument("build_events: more than " + std::to_string(kMaxEvents) + " events");
-    auto& fbb = builder();
+    auto fbb = builder();
     wire::Event* out = nullptr;
     const auto vec = fbb.CreateUninitializedVectorOfStructs(events.size(), &out);
     for (const EventInfo& e : events) *out++ = wire::Event(e.character_id, e.epoch, e.kind, e.tick);
@@ -185,13 +183,13 @@ std::vector<uint8_t> build_events(const PacketHeader& h, uint32_t message_id, st
 }
 
 std::vector<uint8_t> build_viewpoint(const PacketHeader& h, float x, float y, float z) {
-    auto& fbb = builder();
+    auto fbb = builder();
     finish(fbb, h, wire::CreateViewpoint(fbb, x, y, z));
     return take(fbb, "build_viewpoint");
 }
 
 std::vector<uint8_t> build_resync(const PacketHeader& h, uint16_t character_id, uint16_t first_joint, uint32_t tick) {
-    auto& fbb = builder();
+    auto fbb = builder();
     finish(fbb, h, wire::CreateResync(fbb, character_id, first_joint, tick));
     return take(fbb, "build_resync");
 }

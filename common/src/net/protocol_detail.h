@@ -17,9 +17,10 @@ namespace ks::net::detail {
 constexpr size_t kMaxDefsPerPacket = 32;
 constexpr size_t kMaxCharactersPerPacket = 128;
 
-// One builder per thread, reused (cleared on every call): building a packet allocates only the
-// returned vector (and the temporary offset lists of skeleton definitions).
-flatbuffers::FlatBufferBuilder& builder();
+// A builder for one packet. Not one per thread, reused: on mingw-w64 (under Wine) a thread_local
+// builder's destructor, run by winpthreads' key cleanup as the client's network thread exited,
+// found its storage overwritten and jumped to garbage.
+flatbuffers::FlatBufferBuilder builder();
 
 // Wraps `body` in the Packet envelope (protocol id, version and `h`); returns the datagram size.
 template <class T>

@@ -184,7 +184,7 @@ std::vector<uint8_t> build_skeleton_defs(const PacketHeader& h, uint32_t message
         code_joints(defs[i], coded[i]);
         spans.emplace_back(coded[i]);
     }
-    auto& fbb = builder();
+    auto fbb = builder();
     build_skeleton_defs_into(fbb, h, message_id, defs, spans, characters, refs);
     return take(fbb, "build_skeleton_defs");
 }
@@ -192,7 +192,7 @@ std::vector<uint8_t> build_skeleton_defs(const PacketHeader& h, uint32_t message
 std::vector<uint8_t> build_skeleton_defs(const PacketHeader& h, uint32_t message_id, const SkeletonDefsPlan& plan) {
     if (plan.coded.size() != plan.defs.size()) return build_skeleton_defs(h, message_id, plan.defs, plan.characters, plan.refs);
     std::vector<std::span<const uint8_t>> spans(plan.coded.begin(), plan.coded.end());
-    auto& fbb = builder();
+    auto fbb = builder();
     build_skeleton_defs_into(fbb, h, message_id, plan.defs, spans, plan.characters, plan.refs);
     return take(fbb, "build_skeleton_defs");
 }
@@ -218,7 +218,8 @@ std::vector<SkeletonDefsPlan> plan_skeleton_defs(std::span<const SkeletonDefInpu
         for (size_t b : cur_bounds) zeros.resize(std::max(zeros.size(), b));  // before any span points into it
         std::vector<std::span<const uint8_t>> coded;
         for (size_t b : cur_bounds) coded.emplace_back(zeros.data(), b);
-        return build_skeleton_defs_into(builder(), worst, 0xFFFFFFFFu, p.defs, coded, p.characters, p.refs) <= max_bytes;
+        auto fbb = builder();
+        return build_skeleton_defs_into(fbb, worst, 0xFFFFFFFFu, p.defs, coded, p.characters, p.refs) <= max_bytes;
     };
     std::vector<SkeletonDefsPlan> plans;
     SkeletonDefsPlan cur;
