@@ -3,11 +3,12 @@
 //
 // Every datagram of a session takes the server's next sequence number, so a gap in the sequence
 // after the first datagram (the Accept) is a datagram lost on the way; one that lands later
-// (within the last kWindow) was late, not lost. Snapshot ticks cannot be counted that way: the server skips ticks on purpose (nothing
-// moved, the budget, definitions being resent). Between two snapshots, the ticks skipped count as
-// lost only up to the datagrams missing between them; so a skip with no gap costs nothing. The
-// count is over when a datagram lost there carried something else (an event, a further part), and
-// under when the stretch is longer than kWindow (only its last kWindow datagrams are looked at).
+// (within the last kWindow) was late, not lost. Snapshot ticks cannot be counted that way: the
+// server skips ticks on purpose (nothing moved, the budget, definitions being resent). Between two
+// snapshots, the ticks skipped count as lost only up to the datagrams missing between them; so a
+// skip with no gap costs nothing. The count is over when a datagram lost there carried something
+// else (an event, a further part), and under when the stretch is longer than kWindow (only its
+// last kWindow datagrams are looked at).
 
 #include <cstddef>
 #include <cstdint>
