@@ -1,11 +1,11 @@
 // kinesync-tool codec [CLIPS...]: the codec's figures per clip, counted from the snapshot payload
 // bytes the server's builder emits: 30 Hz snapshots (60 Hz ticks), 1 % loss both ways, 100 ms
-// round trip, 20 s per clip played in place, each clip alone on its link (but in the last row). Bits per joint divide
-// the payload (framing included, envelope excluded) by joints x snapshots; per moving joint by the
-// joints whose local pose changes anywhere in the clip. FK error: every joint's world position
-// decoded vs the original, cm. With --rigs, also the game and stress rigs (kinesync/offline/
-// game_rig.h) grown from the walk clip, and 8 walks sharing one link. kB/s: what the datagrams take on
-// a sealed session's wire, per character.
+// round trip, 20 s per clip played in place, each clip alone on its link (but in the last row).
+// Bits per joint divide the payload (framing included, envelope excluded) by joints x snapshots;
+// per moving joint by the joints whose local pose changes anywhere in the clip. FK error: every
+// joint's world position decoded vs the original, cm. With --rigs, also the game and stress rigs
+// (kinesync/offline/game_rig.h) grown from the walk clip, and 8 walks sharing one link. kB/s:
+// what the datagrams take on a sealed session's wire, per character.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -138,10 +138,10 @@ void add_codec_command(CLI::App& app) {
             rows.push_back(measure(std::filesystem::path(f).filename().string(), c, settings, rtt_ticks, start_s));
         }
         if (rigs) {
-            rows.push_back(measure("game rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_game_rig(walk), settings, rtt_ticks, start_s));
-            rows.push_back(measure("stress rig (" + std::filesystem::path(walk.name).filename().string() + ")", make_stress_rig(walk), settings, rtt_ticks, start_s));
-            rows.push_back(measure("8 walks on one link (" + std::filesystem::path(walk.name).filename().string() + ")", walk, settings,
-                                   rtt_ticks, start_s, 8));
+            const std::string of = " (" + std::filesystem::path(walk.name).filename().string() + ")";
+            rows.push_back(measure("game rig" + of, make_game_rig(walk), settings, rtt_ticks, start_s));
+            rows.push_back(measure("stress rig" + of, make_stress_rig(walk), settings, rtt_ticks, start_s));
+            rows.push_back(measure("8 walks on one link" + of, walk, settings, rtt_ticks, start_s, 8));
         }
         print(rows);
         if (!json.empty()) write_json(json, rows);
