@@ -2,8 +2,6 @@
 
 #include "common/src/anim/op_checks.h"
 
-#include <vector>
-
 #include "common/src/anim/ops_simd.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -53,8 +51,7 @@ void fk_static_scalar(Pose& global, const Pose& local, Span<const int> parents) 
 
 #if defined(__SSE2__)
 // SSE2 FK, one joint at a time with each vec3 in one register (x, y, z, 0) and each quaternion in
-// one (w, x, y, z). Parents are read back from a scratch of registers (aligned, one load each)
-// instead of the pose's packed 12-byte vec3s, which take three operations to load and store.
+// one (w, x, y, z); a packed 12-byte vec3 takes three operations to load or store.
 inline __m128 ld3(const vec3& v) {
     return _mm_movelh_ps(_mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(&v.x)), _mm_load_ss(&v.z));
 }
@@ -95,44 +92,37 @@ struct Rotator {
 };
 #undef KS_SHUF
 
-template <bool kVelocities>
-struct Node {
-    __m128 pos, rot, scl;
-};
-template <>
-struct Node<true> {
-    __m128 pos, rot, scl, vel, ang, svl;
-};
-
+// Each joint's parent is read back from `global`, already written: no scratch, so nothing
+// thread_local with a destructor (on mingw-w64 such a destructor can run after its storage is gone).
 template <bool kVelocities>
 void fk_sse2(Pose& global, const Pose& local, Span<const int> parents) {
-    thread_local std::vector<Node<kVelocities>> nodes;
-    if (nodes.size() < parents.size()) nodes.resize(parents.size());
     for (size_t i = 0; i < parents.size(); ++i) {
         const int p = parents[i];
-        Node<kVelocities>& n = nodes[i];
         const __m128 lp = ld3(local.pos[i]), lr = ldq(local.rot[i]), ls = ld3(local.scl[i]);
         if (p < 0) {
-            n.pos = lp, n.rot = lr, n.scl = ls;
-            if constexpr (kVelocities) n.vel = ld3(local.vel[i]), n.ang = ld3(local.ang[i]), n.svl = ld3(local.svl[i]);
-        } else {
-            const Node<kVelocities>& g = nodes[size_t(p)];
-            const Rotator rq(g.rot);
-            const __m128 r = rq.rotate(_mm_mul_ps(lp, g.scl));
-            n.pos = _mm_add_ps(r, g.pos);
-            n.rot = rq.mul(lr);
-            n.scl = _mm_mul_ps(ls, g.scl);
+            stq(global.rot[i], lr);
+            st3(global.pos[i], lp);
+            st3(global.scl[i], ls);
             if constexpr (kVelocities) {
-                const __m128 lin = _mm_mul_ps(_mm_add_ps(ld3(local.vel[i]), _mm_mul_ps(lp, g.svl)), g.scl);
-                n.vel = _mm_add_ps(_mm_add_ps(rq.rotate(lin), g.vel), cross_with(g.ang, yzx(g.ang), r));
-                n.ang = _mm_add_ps(rq.rotate(ld3(local.ang[i])), g.ang);
-                n.svl = _mm_add_ps(ld3(local.svl[i]), g.svl);
+                st3(global.vel[i], ld3(local.vel[i])), st3(global.ang[i], ld3(local.ang[i]));
+                st3(global.svl[i], ld3(local.svl[i]));
             }
+            continue;
         }
-        st3(global.pos[i], n.pos);
-        stq(global.rot[i], n.rot);
-        st3(global.scl[i], n.scl);
-        if constexpr (kVelocities) st3(global.vel[i], n.vel), st3(global.ang[i], n.ang), st3(global.svl[i], n.svl);
+        const size_t q = size_t(p);
+        const __m128 gs = ld3(global.scl[q]);
+        const Rotator rq(ldq(global.rot[q]));
+        const __m128 r = rq.rotate(_mm_mul_ps(lp, gs));
+        st3(global.pos[i], _mm_add_ps(r, ld3(global.pos[q])));
+        stq(global.rot[i], rq.mul(lr));
+        st3(global.scl[i], _mm_mul_ps(ls, gs));
+        if constexpr (kVelocities) {
+            const __m128 gsv = ld3(global.svl[q]), gang = ld3(global.ang[q]);
+            const __m128 lin = _mm_mul_ps(_mm_add_ps(ld3(local.vel[i]), _mm_mul_ps(lp, gsv)), gs);
+            st3(global.vel[i], _mm_add_ps(_mm_add_ps(rq.rotate(lin), ld3(global.vel[q])), cross_with(gang, yzx(gang), r)));
+            st3(global.ang[i], _mm_add_ps(rq.rotate(ld3(local.ang[i])), gang));
+            st3(global.svl[i], _mm_add_ps(ld3(local.svl[i]), gsv));
+        }
     }
 }
 #endif
