@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <kinesync/common/errors.h>
 #include <kinesync/kinesync.h>
@@ -13,11 +14,15 @@
 
 namespace ks::capi {
 
-std::string& last_error();         // this thread's
-const char*& current_function();   // the C function this thread is in (for messages)
+// This thread's last error. Kept in a fixed buffer: a thread_local with a destructor (a
+// std::string) can crash a mingw-w64 build as a game's thread exits.
+constexpr size_t kLastErrorCapacity = 2048;
+void set_last_error(std::string_view why);  // cut at a character's start, ending in "...", if longer
+const char* last_error();
+const char*& current_function();  // the C function this thread is in (for messages)
 
 inline ks_result fail(ks_result r, const std::string& why) {
-    last_error() = why;
+    set_last_error(why);
     return r;
 }
 
@@ -26,7 +31,7 @@ inline ks_result fail(ks_result r, const std::string& why) {
 template <class F>
 ks_result guarded(const char* fn, F&& f) noexcept {
     try {
-        last_error().clear();
+        set_last_error({});
         current_function() = fn;
         return f();
     } catch (const Error& e) {

@@ -28,10 +28,20 @@ struct ks_client {
 };
 
 namespace ks::capi {
-std::string& last_error() {
-    thread_local std::string e;
-    return e;
+namespace {
+thread_local char last_error_text[kLastErrorCapacity];
 }
+void set_last_error(std::string_view why) {
+    size_t n = why.size();
+    if (n >= kLastErrorCapacity) {
+        n = kLastErrorCapacity - 4;
+        while (n > 0 && (static_cast<unsigned char>(why[n]) & 0xC0) == 0x80) --n;  // not inside a UTF-8 sequence
+    }
+    why.copy(last_error_text, n);
+    if (n < why.size()) std::memcpy(last_error_text + n, "...", 3), n += 3;
+    last_error_text[n] = '\0';
+}
+const char* last_error() { return last_error_text; }
 const char*& current_function() {
     thread_local const char* f = "";
     return f;
@@ -40,7 +50,7 @@ const char*& current_function() {
 
 extern "C" {
 
-const char* ks_last_error(void) { return ks::capi::last_error().c_str(); }
+const char* ks_last_error(void) { return ks::capi::last_error(); }
 const char* ks_version(void) { return KS_VERSION; }
 
 void ks_client_config_init(ks_client_config* cfg) {

@@ -128,6 +128,17 @@ int main(void) {
     ks_client* nothing = NULL;
     CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_INVALID_CONFIG && nothing == NULL, "unknown strategy accepted");
     CHECK(strstr(ks_last_error(), "config.strategy") != NULL, "strategy message: '%s'", ks_last_error());
+    {  /* a message longer than the per-thread buffer is cut at a character and says so */
+        static char long_name[5001];
+        for (int i = 0; i < 5000; i += 2) long_name[i] = (char)0xC3, long_name[i + 1] = (char)0xA9; /* e acute */
+        bad.strategy = long_name;
+        CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_INVALID_CONFIG, "long strategy accepted");
+        const char* e = ks_last_error();
+        const size_t n = strlen(e);
+        CHECK(n < 2048 && n > 1000 && strncmp(e, "ks_client_create: config.strategy", 33) == 0 && strcmp(e + n - 3, "...") == 0 &&
+                  (unsigned char)e[n - 4] == 0xA9,
+              "long message: %zu bytes, ends '%s'", n, n > 8 ? e + n - 8 : e);
+    }
     bad.strategy = NULL;
     bad.io = (ks_io_mode)7;
     CHECK(ks_client_create(&bad, &nothing) == KS_ERROR_INVALID_CONFIG && nothing == NULL, "io mode 7 accepted");

@@ -68,7 +68,8 @@ typedef struct ks_kform {
     float svl[3];
 } ks_kform;
 
-/* The calling thread's last error message ("" if none). */
+/* The calling thread's last error message ("" if none): at most 2,047 bytes of UTF-8, a longer
+ * one cut at a character and ending in "...". */
 KS_API const char* ks_last_error(void);
 /* "0.1.0" */
 KS_API const char* ks_version(void);
