@@ -115,7 +115,9 @@ void game_over_loopback(IoMode server_io, IoMode client_io) {
     int steady = 0;
     float vx = 0;
     loop.run_until([&] {
-        vx = client.character(a)->global.vel[0].x;
+        const RemoteCharacter* now = client.character(a);
+        if (!now) return false;
+        vx = now->global.vel[0].x;
         steady = std::fabs(vx - 100.0f) < 5.0f ? steady + 1 : 0;
         return steady >= 10;
     }, only_a);
