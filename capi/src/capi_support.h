@@ -14,8 +14,8 @@
 
 namespace ks::capi {
 
-// This thread's last error. Kept in a fixed buffer: a thread_local with a destructor (a
-// std::string) can crash a mingw-w64 build as a game's thread exits.
+// This thread's last error, in a fixed buffer: nothing thread_local with a destructor
+// (tests/thread_exit_test.sh says why).
 constexpr size_t kLastErrorCapacity = 2048;
 void set_last_error(std::string_view why);  // cut at a character's start, ending in "...", if longer
 const char* last_error();

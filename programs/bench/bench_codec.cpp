@@ -2,9 +2,10 @@
 // 4 snapshots old), and the figures: bits per joint (benchmarks named ..._abs / ..._delta, counter
 // bits_per_joint) and bytes per second per character at 20/30/60 Hz snapshots (100 ms round trip,
 // 1 % loss, on a sealed session's wire: IPv4/UDP headers, the seal and the snapshot header
-// included), on the shared walk and dance clips (built-in walk when ../shared/mocap is absent). BM_ClientFrame: what a client pays per character per render
-// frame: decoding (a 30 Hz snapshot every other 60 Hz frame) and the default strategy's render, for
-// the walk (31 joints), the game rig (250) and the stress rig (1,000).
+// included), on the shared walk and dance clips (built-in walk when ../shared/mocap is absent).
+// BM_ClientFrame: what a client pays per character per render frame: decoding (a 30 Hz snapshot
+// every other 60 Hz frame) and the default strategy's render, for the walk (31 joints), the game
+// rig (250) and the stress rig (1,000).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>

@@ -93,7 +93,7 @@ struct Rotator {
 #undef KS_SHUF
 
 // Each joint's parent is read back from `global`, already written: no scratch, so nothing
-// thread_local with a destructor (on mingw-w64 such a destructor can run after its storage is gone).
+// thread_local with a destructor (tests/thread_exit_test.sh says why).
 template <bool kVelocities>
 void fk_sse2(Pose& global, const Pose& local, Span<const int> parents) {
     for (size_t i = 0; i < parents.size(); ++i) {

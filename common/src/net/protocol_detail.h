@@ -17,9 +17,8 @@ namespace ks::net::detail {
 constexpr size_t kMaxDefsPerPacket = 32;
 constexpr size_t kMaxCharactersPerPacket = 128;
 
-// A builder for one packet. Not one per thread, reused: on mingw-w64 (under Wine) a thread_local
-// builder's destructor, run by winpthreads' key cleanup as the client's network thread exited,
-// found its storage overwritten and jumped to garbage.
+// A builder for one packet, not one per thread: nothing thread_local with a destructor
+// (tests/thread_exit_test.sh says why).
 flatbuffers::FlatBufferBuilder builder();
 
 // Wraps `body` in the Packet envelope (protocol id, version and `h`); returns the datagram size.
