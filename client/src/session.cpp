@@ -1,9 +1,9 @@
 #include "client/src/session.h"
 #include "common/src/net/round_trip.h"
-
-#include <random>
+#include "common/src/platform/random.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <utility>
 
@@ -17,9 +17,12 @@ namespace {
 // A handshake's salt: from the operating system's random source, never from a seed or the clock,
 // so no one can predict it and two processes never share one.
 uint64_t os_random_salt() {
-    std::random_device rd;
     uint64_t v = 0;
-    while (v == 0) v = uint64_t(rd()) << 32 ^ uint64_t(rd());
+    while (v == 0) {
+        std::array<uint8_t, 8> b{};
+        platform::random_bytes(b);
+        for (uint8_t byte : b) v = v << 8 | byte;
+    }
     return v;
 }
 }  // namespace
@@ -44,9 +47,9 @@ DisconnectCode wire_code(uint8_t c) {
 void ClientSession::connect(double now_s) {
     // A fresh start: new salt, no skeletons, no history (the server forgets us too).
     salt_ = os_random_salt();
-    sample_state_ = salt_;
-    cookies_.clear();
-    cookies_seen_ = 0;
+    sample_ = ChallengeSample(size_t(std::max(1, cfg_.challenges_per_round)),
+                              cfg_.sample_draw_for_tests ? cfg_.sample_draw_for_tests(salt_) : ChallengeSample::Draw{});
+    own_cookies_.clear();
     state_ = State::Connecting;
     connect_started_ = now_s;
     last_connect_send_ = -1e9;
@@ -133,31 +136,40 @@ void ClientSession::handshake_round(double now_s) {
     if (token_) tf = {token_->expire_s, token_->private_token};
     send([&](const PacketHeader& h) { return build_connect_request(h, salt_, token_ ? &tf : nullptr); }, true);
     ++stats_.connect_requests;
-    for (const Cookie& c : cookies_) send_challenge_response(c);
-    cookies_.clear();
-    cookies_seen_ = 0;
+    for (const Cookie& c : own_cookies_) send_challenge_response(c);
+    for (const Cookie& c : sample_.kept()) send_challenge_response(c);
+    sample_.next_round();
+    own_cookies_.clear();
 }
 
 void ClientSession::on_challenge(const wire::Challenge& m, double now_s) {
     Cookie cookie{};
     std::copy(m.cookie()->begin(), m.cookie()->end(), cookie.begin());
-    if (std::find(cookies_.begin(), cookies_.end(), cookie) != cookies_.end()) return;  // a duplicate
-    ++stats_.challenges;
-    last_heard_ = now_s;
-    const size_t keep = size_t(std::max(1, cfg_.challenges_per_round));
-    if (cookies_.size() < keep) {
-        cookies_.push_back(cookie);
+    if (names_local_address(m)) {
+        // Ours for certain: a relayed Challenge names the address it was relayed from.
+        if (std::find(own_cookies_.begin(), own_cookies_.end(), cookie) != own_cookies_.end()) return;
+        own_cookies_.push_back(cookie);
+        ++stats_.challenges;
+        ++stats_.challenges_own;
         send_challenge_response(cookie);
     } else {
-        sample_state_ = sample_state_ * 6364136223846793005ull + 1442695040888963407ull;  // LCG, seeded by the salt
-        const uint64_t j = (sample_state_ >> 33) % (cookies_seen_ + 1);
-        if (j < keep) cookies_[j] = cookie;
+        const ChallengeSample::Offer o = sample_.offer(cookie);
+        if (o == ChallengeSample::Offer::Duplicate) return;
+        ++stats_.challenges;
+        if (o == ChallengeSample::Offer::AnswerNow) send_challenge_response(cookie);
     }
-    ++cookies_seen_;
+    last_heard_ = now_s;
     if (state_ == State::Connecting) {
         state_ = State::Challenged;
         last_connect_send_ = now_s;  // the next round after a whole round's wait
     }
+}
+
+bool ClientSession::names_local_address(const wire::Challenge& c) const {
+    if (!c.observed() || c.observed()->size() != kObservedAddressBytes) return false;
+    ObservedAddress a{};
+    std::copy(c.observed()->begin(), c.observed()->end(), a.begin());
+    return std::find(local_addresses_.begin(), local_addresses_.end(), a) != local_addresses_.end();
 }
 
 void ClientSession::update(double now_s) {
@@ -290,8 +302,10 @@ bool ClientSession::admit_clear(const DecodedPacket& p) {
 
 bool ClientSession::challenge_verified(const wire::Challenge& c) const {
     if (!token_) return true;  // dev mode: nothing to check it with
+    const std::span<const uint8_t> observed = c.observed() ? std::span<const uint8_t>(c.observed()->data(), c.observed()->size())
+                                                           : std::span<const uint8_t>();
     return c.mac() && check_challenge_mac(token_->server_to_client, c.client_salt(), {c.cookie()->data(), c.cookie()->size()},
-                                          {c.mac()->data(), c.mac()->size()});
+                                          {c.mac()->data(), c.mac()->size()}, observed);
 }
 
 bool ClientSession::on_handshake(const DecodedPacket& p, double now_s) {

@@ -30,6 +30,7 @@
 
 #include <kinesync/client/connection.h>
 
+#include "client/src/challenge_sample.h"
 #include "client/src/character_assembly.h"
 #include "client/src/loss_counter.h"
 #include "client/src/resync_throttle.h"
@@ -47,9 +48,14 @@ struct ClientSessionConfig {
     double connect_resend_s = 0.1;
     // Distinct Challenges (for our salt, verified) a round answers. More than one: whoever sees
     // our ConnectRequest can resend it from an address of its own and relay the server's genuine
-    // Challenge to that address, which we cannot tell from ours; so each is answered, and the one
-    // bound to our address gets in. Beyond this many in a round, a fair sample is answered.
+    // Challenge to that address; unless the Challenge names our own address (set_local_addresses),
+    // we cannot tell it from ours, so each is answered, and the one bound to our address gets in.
+    // Beyond this many in a round, a fair sample is answered (client/src/challenge_sample.h).
     int challenges_per_round = 8;
+    // Tests only: where a handshake's sample draws from, given the handshake's salt (a generator
+    // seeded with it is the broken variant an observer predicts). Empty, as it must be anywhere
+    // else: the operating system's random source.
+    std::function<ChallengeSample::Draw(uint64_t salt)> sample_draw_for_tests;
     double ack_interval_s = 0.05;   // an Ack message at least this often once connected
     double ping_interval_s = 0.5;
     double viewpoint_interval_s = 0.25;
@@ -113,6 +119,11 @@ public:
         if ((state_ == State::Connecting || state_ == State::Challenged) && !refusal_.empty()) return refusal_code_;
         return code_;
     }
+    // The addresses and ports this client sends from, as a server would see them, when it knows
+    // them (no NAT between: a LAN, a public IPv6 address, the same host). A Challenge naming one of
+    // them is answered at once, outside the round's sample: one relayed to another address cannot
+    // crowd it out. Behind a NAT none matches and every Challenge goes to the sample.
+    void set_local_addresses(std::vector<net::ObservedAddress> addresses) { local_addresses_ = std::move(addresses); }
     // Where this client watches from (metres, world): sent to the server now and then (at most
     // every viewpoint_interval_s, and at once when it moved more than a metre), so the nearest
     // characters come first.
@@ -167,8 +178,9 @@ private:
     void on_packet(const net::DecodedPacket& p, double now_s, bool sealed);
     bool admit_clear(const net::DecodedPacket& p);  // with a token: what may come unsealed
     bool on_handshake(const net::DecodedPacket& p, double now_s);  // true once connected: go on
-    bool challenge_verified(const net::wire::Challenge& c) const;   // with a token: made with its keys
+    bool challenge_verified(const net::wire::Challenge& c) const;   // with a token: made with its keys (and address)
     void on_challenge(const net::wire::Challenge& c, double now_s);
+    bool names_local_address(const net::wire::Challenge& c) const;
     void send_challenge_response(const net::Cookie& cookie);
     void handshake_round(double now_s);  // resend: a ConnectRequest, and answers to this round's Challenges
     void on_refusal(const net::DecodedPacket& p);
@@ -188,9 +200,10 @@ private:
     State state_ = State::Idle;
     uint64_t salt_ = 0;
     // This round's Challenges (cookies) to answer: the first challenges_per_round at once and again
-    // at the round's end, later ones sampled into their places (reservoir).
-    std::vector<net::Cookie> cookies_;
-    uint64_t cookies_seen_ = 0, sample_state_ = 0;
+    // at the round's end, later ones sampled into their places.
+    ChallengeSample sample_;
+    std::vector<net::ObservedAddress> local_addresses_;
+    std::vector<net::Cookie> own_cookies_;  // this round's Challenges that named a local address
     std::optional<net::ConnectToken> token_;
     std::optional<net::PacketSealer> sealer_;
     std::optional<net::PacketOpener> opener_;

@@ -15,6 +15,7 @@
 #include "client/src/render_clock.h"
 #include "client/src/session.h"
 #include "client/src/skeleton_cache.h"
+#include "common/src/net/observed_address.h"
 #include "common/src/platform/udp.h"
 #include "common/src/netsim/netsim.h"
 #include "common/src/util/refusal_text.h"
@@ -167,6 +168,22 @@ void check_config(const StreamClientConfig& c) {
 
 }  // namespace
 
+namespace {
+// The address and port the server would see this socket send from when no NAT is between: the
+// interface the route to the server leaves by (found by connecting a second socket, which sends
+// nothing), and the socket's port. Behind a NAT the server sees another and nothing matches.
+std::vector<net::ObservedAddress> local_addresses(const asio::ip::udp::socket& socket, const asio::ip::udp::endpoint& server) {
+    asio::error_code ec;
+    asio::ip::udp::socket probe(shared_io());
+    probe.open(server.protocol(), ec);
+    if (!ec) probe.connect(server, ec);
+    const asio::ip::udp::endpoint route = ec ? asio::ip::udp::endpoint() : probe.local_endpoint(ec);
+    const asio::ip::udp::endpoint bound = socket.local_endpoint(ec);
+    if (ec || route.address().is_unspecified()) return {};
+    return {net::observed_address({route.address(), bound.port()})};
+}
+}  // namespace
+
 StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_unique<Impl>()) {
     check_config(cfg);
     Impl& im = *impl_;
@@ -193,6 +210,7 @@ StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_uniq
     im.socket.open(asio::ip::udp::v4());
     im.socket.bind({asio::ip::address_v4::any(), 0});
     im.socket.non_blocking(true);
+    im.session.set_local_addresses(local_addresses(im.socket, im.server));
     im.receive_timestamps = enable_receive_timestamps(im.socket.native_handle());
     if (cfg.simulate) im.link = std::make_unique<NetLink>(*cfg.simulate, cfg.seed);
     if (!cfg.skeleton_cache_dir.empty()) {

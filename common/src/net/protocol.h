@@ -56,6 +56,9 @@ constexpr size_t kMinConnectRequestBytes = kMaxDatagram;
 constexpr size_t kCookieBytes = 144;
 constexpr size_t kProofBytes = 16;         // ChallengeResponse.proof (with connect tokens)
 constexpr size_t kChallengeMacBytes = 16;  // Challenge.mac (with connect tokens)
+// Challenge.observed: the address the server saw the request come from, 16 bytes (IPv4 as
+// ::ffff:a.b.c.d), then the port, big-endian (common/src/net/observed_address.h).
+constexpr size_t kObservedAddressBytes = 18;
 // A ConnectRequest's sealed private token (common/src/net/connect_token.h): nonce, at least a tag.
 constexpr size_t kMinSealedTokenBytes = 40;
 constexpr size_t kMaxSealedTokenBytes = 960;  // 8 IPv6 servers and 256 bytes of user data fit
@@ -95,6 +98,7 @@ struct PacketHeader {
 using Cookie = std::array<uint8_t, kCookieBytes>;
 using HandshakeProof = std::array<uint8_t, kProofBytes>;
 using ChallengeMac = std::array<uint8_t, kChallengeMacBytes>;
+using ObservedAddress = std::array<uint8_t, kObservedAddressBytes>;
 
 struct AcceptInfo {
     uint32_t client_id = 0;
@@ -147,9 +151,10 @@ struct TokenField {
 
 // Padded to exactly kMinConnectRequestBytes.
 std::vector<uint8_t> build_connect_request(const PacketHeader& h, uint64_t client_salt, const TokenField* token = nullptr);
-// With connect tokens `mac` is challenge_mac (secure_channel.h); null in dev mode.
+// With connect tokens `mac` is challenge_mac (secure_channel.h) of the salt, the cookie and
+// `observed`; null in dev mode. `observed`: where the request came from (null: not said).
 std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie,
-                                     const ChallengeMac* mac = nullptr);
+                                     const ChallengeMac* mac = nullptr, const ObservedAddress* observed = nullptr);
 // Padded to exactly kMinConnectRequestBytes. With connect tokens `proof` is handshake_proof (of the
 // cookie, the salt and `known`); null in dev mode. `known`: the skeletons the client holds, at most
 // kMaxKnownSkeletons (std::invalid_argument beyond).
@@ -218,7 +223,8 @@ enum class DecodeError : uint8_t {
     MissingBody,             // message type NONE, or a known type without its table
     UnknownMessage,          // message type beyond the ones this version knows
     RequestTooSmall,         // ConnectRequest / ChallengeResponse shorter than kMinConnectRequestBytes
-    BadCookie,               // cookie absent or not kCookieBytes long; a Challenge mac not kChallengeMacBytes
+    BadCookie,               // cookie absent or not kCookieBytes long; a Challenge mac not kChallengeMacBytes, or its
+                             // observed address not kObservedAddressBytes
     StringTooLong,           // a name over kMaxNameBytes, a reason over kMaxReasonBytes
     TooManyElements,         // reliable ids, events over their limits
     TooManyJoints,           // joint_count > kMaxJoints

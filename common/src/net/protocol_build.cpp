@@ -91,11 +91,13 @@ std::vector<uint8_t> build_connect_request(const PacketHeader& h, uint64_t clien
     return build_padded(PaddedBuild{&fbb, &h, client_salt, nullptr, token, nullptr}, "build_connect_request");
 }
 
-std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie, const ChallengeMac* mac) {
+std::vector<uint8_t> build_challenge(const PacketHeader& h, uint64_t client_salt, const Cookie& cookie, const ChallengeMac* mac,
+                                     const ObservedAddress* observed) {
     auto fbb = builder();
     const auto c = fbb.CreateVector(cookie.data(), cookie.size());
     const auto m = mac ? fbb.CreateVector(mac->data(), mac->size()) : 0;
-    finish(fbb, h, wire::CreateChallenge(fbb, client_salt, c, m));
+    const auto o = observed ? fbb.CreateVector(observed->data(), observed->size()) : 0;
+    finish(fbb, h, wire::CreateChallenge(fbb, client_salt, c, m, o));
     return take(fbb, "build_challenge");
 }
 

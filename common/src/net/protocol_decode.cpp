@@ -55,6 +55,7 @@ DecodeError check_message(const wire::Packet& p, size_t size) {
             const auto* m = p.message_as_Challenge();
             if (!m->cookie() || m->cookie()->size() != kCookieBytes) return DecodeError::BadCookie;
             if (m->mac() && m->mac()->size() != kChallengeMacBytes) return DecodeError::BadCookie;
+            if (m->observed() && m->observed()->size() != kObservedAddressBytes) return DecodeError::BadCookie;
             return DecodeError::None;
         }
         case MessageType::ChallengeResponse: {

@@ -160,13 +160,14 @@ bool check_handshake_proof(const Key& client_to_server, std::span<const uint8_t>
     return crypto::equal_constant_time(proof, expect);
 }
 
-std::array<uint8_t, 16> challenge_mac(const Key& server_to_client, uint64_t salt, std::span<const uint8_t> cookie) {
-    return handshake_hash("kinesync challenge", server_to_client, cookie, salt);
+std::array<uint8_t, 16> challenge_mac(const Key& server_to_client, uint64_t salt, std::span<const uint8_t> cookie,
+                                      std::span<const uint8_t> observed) {
+    return handshake_hash("kinesync challenge", server_to_client, cookie, salt, observed);
 }
 
 bool check_challenge_mac(const Key& server_to_client, uint64_t salt, std::span<const uint8_t> cookie,
-                         std::span<const uint8_t> mac) {
-    const std::array<uint8_t, 16> expect = challenge_mac(server_to_client, salt, cookie);
+                         std::span<const uint8_t> mac, std::span<const uint8_t> observed) {
+    const std::array<uint8_t, 16> expect = challenge_mac(server_to_client, salt, cookie, observed);
     return crypto::equal_constant_time(mac, expect);
 }
 

@@ -97,10 +97,12 @@ bool check_handshake_proof(const Key& client_to_server, std::span<const uint8_t>
                            std::span<const uint8_t> proof, std::span<const uint8_t> known_skeletons = {});
 
 // The Challenge's proof that its sender opened the client's token: the same hash under the
-// server-to-client key, of the salt and the cookie, in another context. Without the token's keys no
-// one can make a Challenge the client accepts.
-std::array<uint8_t, 16> challenge_mac(const Key& server_to_client, uint64_t salt, std::span<const uint8_t> cookie);
+// server-to-client key, of the salt, the cookie and the address the server saw the request come
+// from (Challenge.observed, empty when not said), in another context. Without the token's keys no
+// one can make a Challenge the client accepts, nor change the address a genuine one names.
+std::array<uint8_t, 16> challenge_mac(const Key& server_to_client, uint64_t salt, std::span<const uint8_t> cookie,
+                                      std::span<const uint8_t> observed = {});
 bool check_challenge_mac(const Key& server_to_client, uint64_t salt, std::span<const uint8_t> cookie,
-                         std::span<const uint8_t> mac);
+                         std::span<const uint8_t> mac, std::span<const uint8_t> observed = {});
 
 }  // namespace ks::net

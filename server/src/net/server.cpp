@@ -2,6 +2,7 @@
 
 #include <kinesync/common/errors.h>
 #include <kinesync/common/net/disconnect_code.h>
+#include "common/src/net/observed_address.h"
 #include "common/src/net/round_trip.h"
 #include "common/src/platform/udp.h"
 
@@ -406,8 +407,9 @@ void Server::on_connect_request(const asio::ip::udp::endpoint& from, const Decod
     }
     const uint64_t salt = m->client_salt();
     const Cookie cookie = cookies_.seal(c, from, salt);
-    if (secure_) mac = challenge_mac(c.server_to_client, salt, cookie);
-    send_raw(from, build_challenge({0, 0, 0}, salt, cookie, mac ? &*mac : nullptr));
+    const ObservedAddress observed = observed_address(from);
+    if (secure_) mac = challenge_mac(c.server_to_client, salt, cookie, observed);
+    send_raw(from, build_challenge({0, 0, 0}, salt, cookie, mac ? &*mac : nullptr, &observed));
 }
 
 void Server::send_accept(Session& s) {

@@ -37,8 +37,11 @@ struct ClientSessionStats {
     // The handshake, over every attempt: ConnectRequests sent, Challenges taken (for our salt and,
     // with a token, made with its keys), Challenges refused because their mac did not check
     // (forged: someone who sees the link answered for the server), ChallengeResponses sent.
-    // challenges / connect_requests is the share of requests answered.
+    // challenges / connect_requests is the share of requests answered. challenges_own: of the
+    // Challenges taken, those naming one of this client's own addresses (answered before any other;
+    // none behind a NAT, see StreamClient's set-up).
     uint64_t connect_requests = 0, challenges = 0, challenges_forged = 0, challenge_responses = 0;
+    uint64_t challenges_own = 0;
     // Skeletons: offered to the server as already held (at most 24 a connection attempt), taken from the
     // client's own store because the server referred to them, and received in full. Skeleton
     // errors: definitions or references refused (a part that contradicts another, a reference to
