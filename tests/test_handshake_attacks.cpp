@@ -8,13 +8,20 @@
 //   3. a spoofed spray over 16,384 /24s at the rate one server thread reads (100,000 a second), and
 //      a spray of cookie-valid ChallengeResponses from 4,096 addresses that really receive.
 //   4. (found in review) an on-path attacker resends the client's ConnectRequest from addresses of
-//      its own and relays the server's genuine Challenges to them, before the client's own.
+//      its own and relays the server's genuine Challenges to them, before the client's own;
+//   5. (found in an attack run) the same relay, placed by an attacker who predicts the client's
+//      sample of a round's Challenges from the salt it sees (the broken variant: a generator
+//      seeded with the salt), and a blind injector of verified Challenges at 100 times its rate.
 // The figures (tries to connect, share of requests answered, seconds) are printed.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <numeric>
 #include <random>
+#include <stdexcept>
 
 #include <cstdio>
+#include "client/src/challenge_sample.h"
 #include "tests/support/in_process_server.h"
 
 using namespace ks;
@@ -52,6 +59,54 @@ Injector request_relay(InProcess& p, int relays) {
         const auto m = decode_packet(d);
         if (!m || m->type != MessageType::ConnectRequest) return challenges;
         for (int i = 0; i < relays; ++i) {
+            const auto relay = v4(0xC0000200u + uint32_t(i), 9000);  // 192.0.2.x
+            p.server->inject(relay, d);
+            for (auto it = p.out.begin(); it != p.out.end();)
+                if (it->first == relay) {
+                    challenges.push_back(std::move(it->second));
+                    it = p.out.erase(it);
+                } else {
+                    ++it;
+                }
+        }
+        return challenges;
+    };
+}
+
+// The old sampler, kept as the broken variant: a linear congruential generator seeded with the
+// handshake's salt, which every ConnectRequest carries in clear.
+uint64_t lcg_step(uint64_t& state) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+}
+ChallengeSample::Draw lcg_seeded_by_salt(uint64_t salt) {
+    return [state = salt](uint64_t bound) mutable { return lcg_step(state) % bound; };
+}
+
+// Relays each ConnectRequest from addresses of its own (as request_relay), as many as it takes to
+// throw the client's own Challenge away: it mirrors the client's generator from the salt (right
+// only for the broken variant), relays the round's first `keep` and then n more, n chosen so the
+// draw that falls on the client's own Challenge, arriving after them, drops it.
+Injector predicting_relay(InProcess& p, size_t keep, std::vector<size_t>* relayed_per_round) {
+    struct Mirror {
+        uint64_t salt = 0, state = 0;
+    };
+    auto mirror = std::make_shared<Mirror>();
+    return [&p, keep, relayed_per_round, mirror](std::span<const uint8_t> d) {
+        std::vector<std::vector<uint8_t>> challenges;
+        const auto m = decode_packet(d);
+        if (!m || m->type != MessageType::ConnectRequest) return challenges;
+        const uint64_t salt = m->message<wire::ConnectRequest>()->client_salt();
+        if (salt != mirror->salt) *mirror = {salt, salt};
+        size_t n = 0;
+        for (;; ++n) {
+            uint64_t s = mirror->state;
+            for (size_t i = 0; i < n; ++i) lcg_step(s);
+            if (lcg_step(s) % (keep + n + 1) >= keep || n == 64) break;
+        }
+        for (size_t i = 0; i < n + 1; ++i) lcg_step(mirror->state);  // the relayed ones past `keep`, then the client's own
+        relayed_per_round->push_back(keep + n);
+        for (size_t i = 0; i < keep + n; ++i) {
             const auto relay = v4(0xC0000200u + uint32_t(i), 9000);  // 192.0.2.x
             p.server->inject(relay, d);
             for (auto it = p.out.begin(); it != p.out.end();)
@@ -234,4 +289,107 @@ TEST(HandshakeAttack, ASprayOfCookieValidResponsesFromFourThousandAddressesSpend
     EXPECT_EQ(limited, 0u) << "wrong proofs, a used token and a refused one never reach the limits they could spend";
     EXPECT_GT(token_limited, 0u) << "each token's handshakes are held to its own budget";
     EXPECT_GT(in_use, 0u) << "the second token's session was refused";
+}
+
+TEST(HandshakeAttack, AnObserverWhoPredictsTheSampleKeepsTheClientOutOnlyWhenTheSampleIsSeededFromTheWire) {
+    // Each round the attacker relays the round's first 8 Challenges and as many more as its
+    // prediction needs, all 30 ms ahead of the client's own (the attack run's faster path).
+    const Key key = random_key();
+    std::vector<size_t> relayed;
+    auto ten = [&](double limit_s, const ClientSessionConfig& cc, bool knows_address) {
+        Tally t;
+        for (int i = 0; i < 10; ++i) {
+            InProcess p(keyed(key));
+            t.add(attempt(p, ep("198.51.100.7", uint16_t(5000 + i)), token(key, uint64_t(i) + 1), kNoSpray, limit_s, 0.030,
+                          predicting_relay(p, 8, &relayed), cc, knows_address));
+        }
+        return t;
+    };
+    ClientSessionConfig seeded;
+    seeded.sample_draw_for_tests = lcg_seeded_by_salt;
+    const Tally broken = ten(3.0, seeded, false);
+    const double mean_broken = relayed.empty() ? 0 : double(std::accumulate(relayed.begin(), relayed.end(), size_t(0))) / double(relayed.size());
+    relayed.clear();
+    const Tally os = ten(1.0, {}, false);
+    const double mean_os = relayed.empty() ? 0 : double(std::accumulate(relayed.begin(), relayed.end(), size_t(0))) / double(relayed.size());
+    const Tally own = ten(1.0, {}, true);
+    std::printf("a relay that predicts the sample from the salt (%.1f relayed a round):\n  sample seeded with the salt (broken "
+                "variant), 3 s: %s\n  sample from the OS (%.1f relayed a round), 1 s: %s\n  the client knows its address, 1 s: %s\n",
+                mean_broken, broken.text().c_str(), mean_os, os.text().c_str(), own.text().c_str());
+    EXPECT_EQ(broken.connected, 0) << "an observer who knows the generator and the salt keeps the client out: the test can fail";
+    EXPECT_EQ(os.connected, 10);
+    EXPECT_LT(os.worst_s, 1.0);
+    EXPECT_EQ(own.connected, 10);
+    EXPECT_LT(own.worst_s, 0.1) << "its own Challenge, named by its address, is answered as it arrives";
+}
+
+TEST(HandshakeAttack, ABlindInjectorAtAHundredTimesTheRateDelaysTheClientByTheSamplesShare) {
+    // 1,100 verified Challenges a round (made with the token's server-to-client key, as relayed
+    // ones are), all ahead of the client's own, which is then kept with odds 8 / 1,101 a round:
+    // 138 rounds, 13.8 s, on average. A client that knows its address answers its own at once.
+    const Key key = random_key();
+    std::mt19937_64 rng(17);
+    auto tries = [&](int n, double limit_s, bool knows_address) {
+        Tally t;
+        double sum = 0;
+        for (int i = 0; i < n; ++i) {
+            InProcess p(keyed(key));
+            const std::vector<uint8_t> tok = token(key, uint64_t(i) + 1);
+            const Key s2c = parse_connect_token(tok)->server_to_client;
+            const Attempt a = attempt(p, ep("198.51.100.7", uint16_t(5000 + i)), tok, kNoSpray, limit_s, 0.030,
+                                      challenge_forger(rng, &s2c, 1100), {}, knows_address);
+            t.add(a);
+            sum += a.seconds < 0 ? limit_s : a.seconds;
+        }
+        return std::make_pair(t, sum / n);
+    };
+    const auto [own, own_mean] = tries(10, 1.0, true);
+    const auto [blind, blind_mean] = tries(5, 60.0, false);
+    std::printf("1,100 verified Challenges a round, ahead of the client's own:\n  the client knows its address: %s\n  behind a NAT: %s, "
+                "mean %.1f s (the sample's share, 8 / 1,101 a round: 13.8 s expected)\n",
+                own.text().c_str(), blind.text().c_str(), blind_mean);
+    (void)own_mean;
+    EXPECT_EQ(own.connected, 10);
+    EXPECT_LT(own.worst_s, 0.1);
+    EXPECT_GE(blind.connected, 3) << "odds of 0.013 a try of more than 60 s";
+}
+
+TEST(ChallengeSample, TheLastOfARoundsChallengesIsKeptWithOddsKeepOverSeen) {
+    // The client's own Challenge after 1,100 relayed ones: kept at the round's end with odds
+    // 8 / 1,101, 21.8 times in 3,000 rounds (sd 4.7). Broken variants: a draw that always says
+    // bound - 1 (first come, first kept: never) and one that always says 0 (the last always).
+    auto kept_own = [](ChallengeSample::Draw draw) {
+        ChallengeSample sample(8, std::move(draw));
+        int kept = 0;
+        for (int round = 0; round < 3000; ++round) {
+            const uint64_t own_at = 1100;
+            for (uint64_t i = 0; i < 1101; ++i) {
+                net::Cookie c{};
+                for (int b = 0; b < 8; ++b) c[size_t(b)] = uint8_t(i >> (8 * b));
+                c[8] = i == own_at;
+                sample.offer(c);
+            }
+            for (const net::Cookie& c : sample.kept()) kept += c[8];
+            sample.next_round();
+        }
+        return kept;
+    };
+    const int os = kept_own({}), first = kept_own([](uint64_t bound) { return bound - 1; }),
+              last = kept_own([](uint64_t) { return uint64_t(0); });
+    std::printf("the client's own Challenge after 1,100 others kept in %d of 3,000 rounds (21.8 expected); broken variants: "
+                "first come first kept %d, the last always %d\n", os, first, last);
+    EXPECT_GE(os, 6);
+    EXPECT_LE(os, 42);
+    EXPECT_LT(first, 6) << "a biased sample is caught";
+    EXPECT_GT(last, 42) << "a biased sample is caught";
+}
+
+TEST(ChallengeSample, DrawsAreUniformAndBoundsAreChecked) {
+    EXPECT_THROW(os_random_below(0), std::invalid_argument);
+    std::array<int, 3> counts{};
+    for (int i = 0; i < 3000; ++i) ++counts[size_t(os_random_below(3))];
+    for (int c : counts) {
+        EXPECT_GT(c, 850);   // 1,000 expected, sd 26
+        EXPECT_LT(c, 1150);
+    }
 }

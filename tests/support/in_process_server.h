@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/src/net/connect_token.h"
+#include "common/src/net/observed_address.h"
 #include "common/src/net/secure_channel.h"
 #include "tests/support/udp_harness.h"
 
@@ -94,9 +95,12 @@ inline const Spray kNoSpray = [](const std::function<void()>& client_turn) { cli
 
 // A real client at `where` connecting with `tok` to the in-process server; `spray` runs at each
 // millisecond step of the shared clock; the server's replies reach the client `delay_s` later.
+// `knows_address`: the client knows `where` is its own (no NAT between it and the server).
 inline Attempt attempt(InProcess& p, const asio::ip::udp::endpoint& where, const std::vector<uint8_t>& tok, const Spray& spray,
-                       double limit_s, double delay_s = 0, const Injector& injector = {}, const ClientSessionConfig& cc = {}) {
+                       double limit_s, double delay_s = 0, const Injector& injector = {}, const ClientSessionConfig& cc = {},
+                       bool knows_address = false) {
     ClientSession c(cc);
+    if (knows_address) c.set_local_addresses({observed_address(where)});
     Attempt a;
     if (!c.set_connect_token(tok)) return a;
     std::deque<std::pair<double, std::vector<uint8_t>>> in_flight;
