@@ -393,3 +393,37 @@ TEST(ChallengeSample, DrawsAreUniformAndBoundsAreChecked) {
         EXPECT_LT(c, 1150);
     }
 }
+
+TEST(HandshakeAttack, AChallengeWhoseNamedAddressWasChangedIsRefusedAsForged) {
+    // A genuine Challenge relayed to 192.0.2.1 renamed to the client's own address, its mac kept:
+    // the mac covers the address, so the client refuses it. Broken variant: the same Challenge
+    // unchanged is taken, into the sample (it names another address).
+    const Key key = random_key();
+    const auto client_at = ep("198.51.100.7", 5000), relay = v4(0xC0000201u, 9000);
+    const std::vector<uint8_t> tok = token(key, 1);
+    InProcess p(keyed(key));
+    ClientSession c;
+    ASSERT_TRUE(c.set_connect_token(tok));
+    c.set_local_addresses({observed_address(client_at)});
+    c.connect(p.t);
+    std::vector<std::vector<uint8_t>> out = c.take_outgoing();
+    ASSERT_EQ(out.size(), 1u);
+    p.server->inject(relay, out[0]);
+    const std::optional<Cookie> cookie = p.cookie_for(relay);
+    ASSERT_TRUE(cookie);
+    const auto genuine = decode_packet(p.out.back().second);
+    ASSERT_TRUE(genuine && genuine->type == MessageType::Challenge);
+    const auto* g = genuine->message<wire::Challenge>();
+    ChallengeMac mac{};
+    std::copy(g->mac()->begin(), g->mac()->end(), mac.begin());
+    ObservedAddress named{};
+    std::copy(g->observed()->begin(), g->observed()->end(), named.begin());
+    EXPECT_EQ(named, observed_address(relay)) << "the server names where the request came from";
+    const ObservedAddress renamed = observed_address(client_at);
+    c.on_datagram(build_challenge({0, 0, 0}, g->client_salt(), *cookie, &mac, &renamed), p.t);
+    EXPECT_EQ(c.stats().challenges_forged, 1u);
+    EXPECT_EQ(c.stats().challenges_own, 0u);
+    c.on_datagram(p.out.back().second, p.t);
+    EXPECT_EQ(c.stats().challenges, 1u) << "the unchanged one checks";
+    EXPECT_EQ(c.stats().challenges_own, 0u) << "and names another address";
+}

@@ -100,6 +100,7 @@ void game_over_loopback(IoMode server_io, IoMode client_io) {
     ASSERT_EQ(client.state(), ConnectionState::Connected);
     EXPECT_EQ(loop.count(ClientEventKind::Connected, 0), 1u);
     EXPECT_EQ(loop.count(ClientEventKind::CharacterAdded, a), 1u);
+    EXPECT_GE(client.stats().session.challenges_own, 1u) << "on loopback the client knows the address the server sees";
     const RemoteCharacter* c = client.character(a);
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->name, "first");
