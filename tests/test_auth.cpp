@@ -167,7 +167,8 @@ TEST(ConnectToken, LimitsAndBadInputAreRefusedWithTheirReason) {
     EXPECT_EQ(build_challenge_response({}, 1, Cookie{}, &proof).size(), kMinConnectRequestBytes);
     // The reply to an unauthenticated request stays far smaller than it (schema/PROTOCOL.md).
     const ChallengeMac mac{};
-    EXPECT_LE(build_challenge({}, 1, Cookie{}, &mac).size(), 248u);
+    const ObservedAddress observed{};
+    EXPECT_LE(build_challenge({}, 1, Cookie{}, &mac, &observed).size(), 272u);
     auto throws_with = [&](TokenRequest bad, const std::string& needle) {
         try {
             issue_connect_token(key, bad, 5);

@@ -168,14 +168,14 @@ bool write_report(const ClientOptions& o, const std::vector<std::unique_ptr<Bot>
     f << "{\n  \"strategy\": \"" << o.strategy << "\",\n  \"duration_s\": " << t << ",\n  \"clients\": [\n";
     for (size_t i = 0; i < all.size(); ++i) {
         const BotReport r = all[i]->report(t);
-        char line[1024];
+        char line[2048];
         std::snprintf(line, sizeof line,
                       "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"datagrams_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
                       "\"time_sync_err_ms\": %.2f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, "
                       "\"entries_refused\": %llu, \"entries_early\": %llu, \"resyncs_sent\": %llu, \"characters_shown\": %zu, \"joints_shown\": %zu, "
                       "\"characters_arriving\": %zu, \"skeletons_by_reference\": %llu, \"skeletons_in_full\": %llu, "
                       "\"skeleton_errors\": %llu, \"skeleton_cache_refused\": %llu, "
-                      "\"connect_requests\": %llu, \"challenges\": %llu, \"challenges_forged\": %llu, \"state\": \"%s\"}%s\n",
+                      "\"connect_requests\": %llu, \"challenges\": %llu, \"challenges_forged\": %llu, \"challenges_own\": %llu, \"state\": \"%s\"}%s\n",
                       (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost,
                       (unsigned long long)r.datagrams_lost, r.bytes_per_s, r.rtt_ms,
                       r.time_sync_err_ms, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects,
@@ -183,7 +183,7 @@ bool write_report(const ClientOptions& o, const std::vector<std::unique_ptr<Bot>
                       r.characters_shown, r.joints_shown,
                       r.characters_arriving, (unsigned long long)r.skeletons_by_reference, (unsigned long long)r.skeletons_in_full,
                       (unsigned long long)r.skeleton_errors, (unsigned long long)r.skeleton_cache_refused, (unsigned long long)r.connect_requests, (unsigned long long)r.challenges, (unsigned long long)r.challenges_forged,
-                      r.state.c_str(), i + 1 < all.size() ? "," : "");
+                      (unsigned long long)r.challenges_own, r.state.c_str(), i + 1 < all.size() ? "," : "");
         f << line;
     }
     f << "  ]\n}\n";

@@ -70,6 +70,7 @@ BotReport Bot::report(double now_s) const {
     r.connect_requests = s.session.connect_requests;
     r.challenges = s.session.challenges;
     r.challenges_forged = s.session.challenges_forged;
+    r.challenges_own = s.session.challenges_own;
     r.skeletons_by_reference = s.session.skeletons_by_reference;
     r.skeletons_in_full = s.session.skeletons_in_full;
     r.skeleton_errors = s.session.skeleton_errors;

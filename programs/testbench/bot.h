@@ -37,8 +37,9 @@ struct BotReport {
     uint64_t entries_early = 0;  // entries of characters whose skeleton had not arrived yet
     size_t characters_shown = 0, joints_shown = 0;   // characters displayed now, and their joints (finite poses)
     size_t characters_arriving = 0;                  // announced but not yet whole (StreamClient::arriving)
-    // The handshakes, every attempt: ConnectRequests sent, Challenges taken, forged ones refused.
-    uint64_t connect_requests = 0, challenges = 0, challenges_forged = 0;
+    // The handshakes, every attempt: ConnectRequests sent, Challenges taken, forged ones refused,
+    // taken ones that named the client's own address (answered first; none behind a NAT).
+    uint64_t connect_requests = 0, challenges = 0, challenges_forged = 0, challenges_own = 0;
     // Skeletons taken by reference from the cache, received in full, and refused; cache files refused.
     uint64_t skeletons_by_reference = 0, skeletons_in_full = 0, skeleton_errors = 0, skeleton_cache_refused = 0;
     std::string problem;  // the first skeleton error or cache problem ("" while none)
