@@ -51,6 +51,24 @@ Injector challenge_forger(std::mt19937_64& rng, const Key* server_to_client, int
     };
 }
 
+// The request `d` resent from `count` addresses of the attacker's (192.0.2.x), and the server's
+// genuine Challenges to them (valid macs; cookies bound to, and naming, those addresses).
+std::vector<std::vector<uint8_t>> relayed_challenges(InProcess& p, std::span<const uint8_t> d, size_t count) {
+    std::vector<std::vector<uint8_t>> challenges;
+    for (size_t i = 0; i < count; ++i) {
+        const auto relay = v4(0xC0000200u + uint32_t(i), 9000);
+        p.server->inject(relay, d);
+        for (auto it = p.out.begin(); it != p.out.end();)
+            if (it->first == relay) {
+                challenges.push_back(std::move(it->second));
+                it = p.out.erase(it);
+            } else {
+                ++it;
+            }
+    }
+    return challenges;
+}
+
 // Resends each ConnectRequest from `relays` addresses of its own and hands the server's genuine
 // Challenges to them (valid macs; cookies bound to the relays' addresses) to the client at once.
 Injector request_relay(InProcess& p, int relays) {
@@ -58,18 +76,7 @@ Injector request_relay(InProcess& p, int relays) {
         std::vector<std::vector<uint8_t>> challenges;
         const auto m = decode_packet(d);
         if (!m || m->type != MessageType::ConnectRequest) return challenges;
-        for (int i = 0; i < relays; ++i) {
-            const auto relay = v4(0xC0000200u + uint32_t(i), 9000);  // 192.0.2.x
-            p.server->inject(relay, d);
-            for (auto it = p.out.begin(); it != p.out.end();)
-                if (it->first == relay) {
-                    challenges.push_back(std::move(it->second));
-                    it = p.out.erase(it);
-                } else {
-                    ++it;
-                }
-        }
-        return challenges;
+        return relayed_challenges(p, d, size_t(relays));
     };
 }
 
@@ -93,9 +100,8 @@ Injector predicting_relay(InProcess& p, size_t keep, std::vector<size_t>* relaye
     };
     auto mirror = std::make_shared<Mirror>();
     return [&p, keep, relayed_per_round, mirror](std::span<const uint8_t> d) {
-        std::vector<std::vector<uint8_t>> challenges;
         const auto m = decode_packet(d);
-        if (!m || m->type != MessageType::ConnectRequest) return challenges;
+        if (!m || m->type != MessageType::ConnectRequest) return std::vector<std::vector<uint8_t>>{};
         const uint64_t salt = m->message<wire::ConnectRequest>()->client_salt();
         if (salt != mirror->salt) *mirror = {salt, salt};
         size_t n = 0;
@@ -106,18 +112,7 @@ Injector predicting_relay(InProcess& p, size_t keep, std::vector<size_t>* relaye
         }
         for (size_t i = 0; i < n + 1; ++i) lcg_step(mirror->state);  // the relayed ones past `keep`, then the client's own
         relayed_per_round->push_back(keep + n);
-        for (size_t i = 0; i < keep + n; ++i) {
-            const auto relay = v4(0xC0000200u + uint32_t(i), 9000);  // 192.0.2.x
-            p.server->inject(relay, d);
-            for (auto it = p.out.begin(); it != p.out.end();)
-                if (it->first == relay) {
-                    challenges.push_back(std::move(it->second));
-                    it = p.out.erase(it);
-                } else {
-                    ++it;
-                }
-        }
-        return challenges;
+        return relayed_challenges(p, d, keep + n);
     };
 }
 
