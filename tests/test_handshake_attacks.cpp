@@ -422,3 +422,30 @@ TEST(HandshakeAttack, AChallengeWhoseNamedAddressWasChangedIsRefusedAsForged) {
     EXPECT_EQ(c.stats().challenges, 1u) << "the unchanged one checks";
     EXPECT_EQ(c.stats().challenges_own, 0u) << "and names another address";
 }
+
+TEST(HandshakeAttack, CopiesOfTheRequestFromTheClientsOwnAddressGetNoMoreAnswersThanARoundsShare) {
+    // A spoofer sends 50 copies of the client's request from the client's own address: the server's
+    // 50 Challenges all name it, and any one gets in, so a round answers at most 8 of them. With a
+    // share of 50 (the broken variant: no cap), all 50 are answered.
+    const Key key = random_key();
+    const auto client_at = ep("198.51.100.7", 5000);
+    auto responses = [&](int per_round) {
+        InProcess p(keyed(key));
+        ClientSessionConfig cc;
+        cc.challenges_per_round = per_round;
+        ClientSession c(cc);
+        EXPECT_TRUE(c.set_connect_token(token(key, 1)));
+        c.set_local_addresses({observed_address(client_at)});
+        c.connect(p.t);
+        const std::vector<std::vector<uint8_t>> request = c.take_outgoing();
+        for (int i = 0; i < 50; ++i) p.server->inject(client_at, request.at(0));
+        for (const auto& [to, d] : p.out) c.on_datagram(d, p.t);
+        return std::make_pair(c.stats().challenge_responses, c.stats().challenges_own);
+    };
+    const auto [capped, own] = responses(8);
+    const auto [uncapped, own_uncapped] = responses(50);
+    EXPECT_EQ(own, 8u);
+    EXPECT_EQ(capped, 8u);
+    EXPECT_EQ(uncapped, 50u) << "the test sees answers beyond the share";
+    (void)own_uncapped;
+}

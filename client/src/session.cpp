@@ -146,8 +146,12 @@ void ClientSession::on_challenge(const wire::Challenge& m, double now_s) {
     Cookie cookie{};
     std::copy(m.cookie()->begin(), m.cookie()->end(), cookie.begin());
     if (names_local_address(m)) {
-        // Ours for certain: a relayed Challenge names the address it was relayed from.
-        if (std::find(own_cookies_.begin(), own_cookies_.end(), cookie) != own_cookies_.end()) return;
+        // Ours for certain: a relayed Challenge names the address it was relayed from. Any one of
+        // them gets in, so a round answers at most challenges_per_round (a spoofer sending copies
+        // of our request from our address gets no more answers out of us than the sample gives).
+        if (std::find(own_cookies_.begin(), own_cookies_.end(), cookie) != own_cookies_.end() ||
+            own_cookies_.size() >= size_t(std::max(1, cfg_.challenges_per_round)))
+            return;
         own_cookies_.push_back(cookie);
         ++stats_.challenges;
         ++stats_.challenges_own;
