@@ -41,6 +41,9 @@ MetricsSnapshot sample_snapshot() {
     m.net.echoes_refused = 19;
     m.net.unsent_by_reason[1] = 118;  // too large
     m.net.unsent_by_reason[3] = 119;  // starved
+    m.net.entries_at_rest = 128;
+    m.net.entries_held = 129;
+    m.net.entries_late = 130;
     m.net.admission_limited[size_t(net::AdmissionLimit::ChallengeAll)] = 120;
     m.net.admission_limited[size_t(net::AdmissionLimit::SessionOpen)] = 121;
     m.net.tokens_opened = 122;
@@ -143,6 +146,9 @@ TEST(MetricsText, FiguresLandInTheirSamples) {
         {"kinesync_unsent_total{reason=\"too_large\"}", "118"},
         {"kinesync_unsent_total{reason=\"no_precision\"}", "0"},
         {"kinesync_unsent_total{reason=\"starved\"}", "119"},
+        {"kinesync_entries_at_rest_total", "128"},
+        {"kinesync_entries_held_total", "129"},
+        {"kinesync_entries_late_total", "130"},
         {"kinesync_admission_limited_total{limit=\"challenge_all\"}", "120"},
         {"kinesync_admission_limited_total{limit=\"handshake_token\"}", "0"},
         {"kinesync_admission_limited_total{limit=\"handshake_address\"}", "0"},

@@ -190,13 +190,21 @@ TEST(Parts, WhatCannotBeSentIsCountedByReasonAndReportedOncePerCharacter) {
     s.tick(12);
     EXPECT_TRUE(s.builder.take_unsent_reports().empty());
 
-    // A budget far too small for a 250-joint character: its parts starve, and that is reported.
+    // A budget smaller than a part of a 250-joint character: the budget is kept for the part that
+    // does not fit until it does, so every part still goes (none waits two seconds).
     BuilderConfig tight;
     tight.bandwidth_bps = 30000;  // 125 bytes per snapshot
     Stream t(make_game_rig(builtin_clip("walk")), 1, tight);
     for (uint32_t k = 2; k <= 400; k += 2) t.tick(k);
     EXPECT_GT(t.builder.stats().unsent[size_t(Unsent::Budget)], 0u);
-    EXPECT_GT(t.builder.stats().unsent[size_t(Unsent::Starved)], 0u);
+    EXPECT_EQ(t.builder.stats().unsent[size_t(Unsent::Starved)], 0u);
+    EXPECT_GE(t.builder.stats().parts_sent, 3u * 4u);
+    // A budget far too small (10 bytes a snapshot): the parts starve, and that is reported.
+    BuilderConfig starving;
+    starving.bandwidth_bps = 2400;
+    Stream u(make_game_rig(builtin_clip("walk")), 1, starving);
+    for (uint32_t k = 2; k <= 400; k += 2) u.tick(k);
+    EXPECT_GT(u.builder.stats().unsent[size_t(Unsent::Starved)], 0u);
 }
 
 TEST(Parts, AssemblyWaitsForEveryPartAndCarriesALostPartForwardByItsVelocities) {

@@ -21,6 +21,14 @@ void add_run_options(CLI::App& app, ReplayOptions& o) {
                                "deadblend+sod+ahead", "all"}));
     app.add_option("--seed", o.cfg.seed, "network simulator seed")->capture_default_str();
     app.add_option("--bandwidth", o.bandwidth_kbps, "per-client budget, kbit/s")->capture_default_str();
+    app.add_option("--hold-error", o.hold_error_cm,
+                   "the server sends nothing of a character while the client's prediction stays within this many cm "
+                   "(default: the server's)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--hold-ahead-error", o.hold_ahead_error_cm,
+                   "with look-ahead: the server sends no entry while the client's curve through the entries it holds passes "
+                   "within this many cm of the ones skipped (default: the server's)")
+        ->check(CLI::NonNegativeNumber);
 }
 
 void add_output_options(CLI::App& app, ReplayOptions& o) {
@@ -67,6 +75,8 @@ void add_replay_options(CLI::App& app, ReplayOptions& o) {
 std::optional<int> finish_replay_options(ReplayOptions& o, const RecordingScan& rec) {
     ReplayConfig& cfg = o.cfg;
     cfg.bandwidth_bps = o.bandwidth_kbps * 1000.0f;
+    if (o.hold_error_cm >= 0.0f) cfg.hold_error_m = o.hold_error_cm / 100.0f;
+    if (o.hold_ahead_error_cm >= 0.0f) cfg.hold_ahead_error_m = o.hold_ahead_error_cm / 100.0f;
     if (!o.viewpoint.empty()) {
         vec3 v;
         std::sscanf(o.viewpoint.c_str(), "%f,%f,%f", &v.x, &v.y, &v.z);  // checked by the option

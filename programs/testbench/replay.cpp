@@ -233,6 +233,8 @@ BuilderConfig builder_config(const ReplayConfig& cfg, double tick_hz) {
     bc.tick_hz = float(tick_hz);
     bc.snapshot_hz = cfg.snapshot_hz;
     bc.bandwidth_bps = cfg.bandwidth_bps;
+    if (cfg.hold_error_m) bc.hold_error_m = *cfg.hold_error_m;
+    if (cfg.hold_ahead_error_m) bc.hold_ahead_error_m = *cfg.hold_ahead_error_m;
     bc.max_payload_bytes = std::min<size_t>(1100, max_snapshot_data_bytes());
     bc.datagram_overhead_bytes = kSnapshotHeaderBytes + kIpUdpHeaderBytes;  // as the server counts them (unsealed)
     return bc;

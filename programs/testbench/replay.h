@@ -38,6 +38,8 @@ struct ReplayConfig {
     // all on the same network run.
     std::vector<ReconstructConfig> variants;
     float bandwidth_bps = 256000.0f;
+    std::optional<float> hold_error_m;  // the server's BuilderConfig::hold_error_m (unset: its default)
+    std::optional<float> hold_ahead_error_m;
     std::function<void(double fraction)> progress;  // called now and then with 0..1
     // Crowd mode: the client watches from here (metres, world); the server's priorities follow
     // relevance (server/src/net/relevance.h), and the `crowd_near` characters nearest to it (by mean

@@ -27,6 +27,7 @@ SkeletonPrecision plan_precision(const Skeleton& s, float metres_per_unit, const
     out.svl_step = cs.svl_step;
     out.max_ang = cs.max_ang;
     const float unit = metres_per_unit > 0 ? metres_per_unit : 1.0f;
+    out.metres_per_unit = unit;
     for (int j = 0; j < n; ++j) {
         JointPrecision jp{};
         jp.leaf = !has_child[size_t(j)];

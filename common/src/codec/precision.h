@@ -44,6 +44,7 @@ struct SkeletonPrecision {
     float log_scale_step;
     float svl_step;
     float max_ang;
+    float metres_per_unit = 1.0f;  // the file's unit (positions' steps are in it)
 };
 
 SkeletonPrecision plan_precision(const Skeleton& skeleton, float metres_per_unit, const CodecSettings& settings = {});

@@ -139,6 +139,13 @@ std::string metrics_text(const MetricsSnapshot& m) {
              "Snapshot entries (characters, or parts of large ones) not sent, summed over clients, by reason.");
     for (size_t r = 0; r < n.unsent_by_reason.size(); ++r)
         p.sample("kinesync_unsent_total", {{"reason", net::unsent_reason_name(r)}}, n.unsent_by_reason[r]);
+    p.counter("kinesync_entries_at_rest_total", "Snapshot entries not needed, summed over clients: every joint at rest as acknowledged.",
+              n.entries_at_rest);
+    p.counter("kinesync_entries_held_total",
+              "Snapshot entries not needed, summed over clients: what the client holds predicts them (look-ahead curve).",
+              n.entries_held);
+    p.counter("kinesync_entries_late_total", "Look-ahead entries sent after their tick in place of a newer one, summed over clients.",
+              n.entries_late);
     return p.text();
 }
 

@@ -89,6 +89,7 @@ struct Server::Session {
     RateBucket rx;                       // incoming datagram rate
     double reliable_allowance = 0, allowance_last = 0;  // bytes reliable messages may still send now
     std::array<uint64_t, kUnsentReasons> unsent_counted{};  // the builder's counts already in ServerStats
+    std::array<uint64_t, 3> needless_counted{};  // the builder's at-rest, held and late counts already in ServerStats
 };
 
 namespace {
@@ -1030,6 +1031,10 @@ void Server::account_unsent(Session& s) {
         stats_.unsent_by_reason[r] += b.unsent[r] - s.unsent_counted[r];
         s.unsent_counted[r] = b.unsent[r];
     }
+    stats_.entries_at_rest += b.units_at_rest - s.needless_counted[0];
+    stats_.entries_held += b.units_held - s.needless_counted[1];
+    stats_.entries_late += b.units_late - s.needless_counted[2];
+    s.needless_counted = {b.units_at_rest, b.units_held, b.units_late};
     for (const UnsentReport& u : s.builder.take_unsent_reports()) {
         if (!unsent_logged_.insert({u.character, int(u.why)}).second) continue;
         const auto log = spdlog::get("server");

@@ -1,10 +1,13 @@
 #include "server/src/net/snapshot_builder.h"
 
+#include "server/src/net/held_prediction.h"
+
 #include "common/src/util/refusal_text.h"
 #include "common/src/util/worker_pool.h"
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 namespace ks {
 
@@ -69,6 +72,8 @@ struct SnapshotBuilder::Coded {
 };
 
 namespace {
+
+constexpr float kMustSend = 1e9f;  // the score of a unit with nothing to predict from (plus its wait)
 
 // Where a datagram's last entry starts, and what frames it.
 struct LastEntry {
@@ -167,8 +172,9 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
                          uint64_t(cb.context ? std::min<uint32_t>(out.base_tick - ctx_tick, 0xFFFFFu) : 0);
     // Shared only when the bytes depend on nothing of this client's own (no level of detail,
     // baseline and context from the shared history).
-    if (cache && !lod && !client_specific) out.entry = &cache->get(tick, key, make);
+    if (cache && !lod && !client_specific && !u.late) out.entry = &cache->get(tick, key, make);
     else out.own = make();
+    if (u.late && !out.mixed) out.mixed = std::make_shared<QCharacter>(c.state);  // the client holds this, not the history's tick
     return out;
 }
 
@@ -178,6 +184,90 @@ SnapshotBuilder::Coded SnapshotBuilder::code(uint32_t tick, const Candidate& u, 
 SnapshotBuilder::SnapshotBuilder(BuilderConfig cfg) : cfg_(cfg) {
     detail::check_config_field(cfg.max_baseline_age_ticks >= 1 && cfg.max_baseline_age_ticks <= (kHistoryTicks - 1) / 2,
                                "SnapshotBuilder", "max_baseline_age_ticks", cfg.max_baseline_age_ticks, "1 .. 127");
+    detail::check_config_field(std::isfinite(cfg.hold_error_m) && cfg.hold_error_m >= 0.0f, "SnapshotBuilder", "hold_error_m",
+                               cfg.hold_error_m, "finite, >= 0");
+    detail::check_config_field(std::isfinite(cfg.max_hold_s) && cfg.max_hold_s >= 0.0f && cfg.max_hold_s <= 2.0f, "SnapshotBuilder",
+                               "max_hold_s", cfg.max_hold_s, "0 .. 2");
+    detail::check_config_field(std::isfinite(cfg.hold_ahead_error_m) && cfg.hold_ahead_error_m >= 0.0f, "SnapshotBuilder",
+                               "hold_ahead_error_m", cfg.hold_ahead_error_m, "finite, >= 0");
+    detail::check_config_field(std::isfinite(cfg.ahead_keep_share) && cfg.ahead_keep_share >= 0.0f && cfg.ahead_keep_share <= 1.0f,
+                               "SnapshotBuilder", "ahead_keep_share", cfg.ahead_keep_share, "0 .. 1");
+    detail::check_config_field(std::isfinite(cfg.presume_delivered_s) && cfg.presume_delivered_s >= 0.0f && cfg.presume_delivered_s <= 2.0f,
+                               "SnapshotBuilder", "presume_delivered_s", cfg.presume_delivered_s, "0 .. 2");
+}
+
+bool SnapshotBuilder::assess(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history,
+                             const SkeletonPrecision& prec, float priority) {
+    pu.late.reset();
+    const uint32_t presume = uint32_t(std::lround(cfg_.presume_delivered_s * cfg_.tick_hz));
+    bool have = false;
+    if (pu.any_sent && tick > pu.newest_sent && tick - pu.newest_sent <= presume) pu.held_tick = pu.newest_sent, have = true;
+    else if (pu.any_acked && tick > pu.newest_acked) pu.held_tick = pu.newest_acked, have = true;
+    const CharacterSnapshot& c = *u.c;
+    const QCharacter* held = nullptr;
+    if (have) {
+        const Sent& s = pu.sent[pu.held_tick % pu.sent.size()];
+        held = s.valid && s.tick == pu.held_tick && s.held ? s.held.get() : history.find(c.id, pu.held_tick);
+    }
+    const uint32_t age = have ? tick - pu.held_tick : tick - std::min(tick, pu.waiting_since);
+    stats_.oldest_held_ticks = std::max(stats_.oldest_held_ticks, age);
+    // Nothing held, or nothing a prediction can bridge: sent first, the longest waiting first.
+    if (held == nullptr || held->epoch != c.state.epoch || held->plan != c.state.plan || held->joints.size() != c.state.joints.size() ||
+        float(age) >= cfg_.max_hold_s * cfg_.tick_hz) {
+        pu.score = kMustSend + float(age);
+        return true;
+    }
+    auto content_s = [&](uint32_t t, const QCharacter& q) { return float((double(t) + q.ahead_ticks) / cfg_.tick_hz); };
+    const float dt = content_s(tick, c.state) - content_s(pu.held_tick, *held);
+    // The score: what the client's view has been off by, summed over the snapshots since the unit
+    // was last sent (a character far off for long goes before one briefly off by more).
+    const float err = dt > 0.0f ? held_prediction_error_m(*held, c.state, dt, prec, u.joints) : 0.0f;
+    pu.accumulated += priority * err;
+    pu.score = pu.accumulated;
+    if (c.state.ahead) return !holds_ahead(tick, u, pu, history, prec, *held, dt, err);
+    return err >= cfg_.hold_error_m;
+}
+
+bool SnapshotBuilder::holds_ahead(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history,
+                                  const SkeletonPrecision& prec, const QCharacter& held, float dt, float predicted_err) {
+    const CharacterSnapshot& c = *u.c;
+    // A character sent in parts is never held: its parts must come from the same tick.
+    if (u.split || cfg_.hold_ahead_error_m <= 0.0f) return false;
+    // After a decision the horizon restarts short and regrows: every entry goes until it is full.
+    // Otherwise the newest entry held must stay far enough ahead that the client never runs out.
+    pu.full_ahead_ticks = std::max(pu.full_ahead_ticks, c.state.ahead_ticks);
+    const double held_content = double(pu.held_tick) + held.ahead_ticks;
+    const bool regrowing = c.state.ahead_ticks * 10 < pu.full_ahead_ticks * 9;
+    const bool running_out = dt <= 0.0f || regrowing || held_content < double(tick) + double(cfg_.ahead_keep_share) * c.state.ahead_ticks;
+    // The curve from the held entry to this one, against every entry skipped since (none yet:
+    // the held entry's own prediction of this one).
+    float err = 0.0f;
+    bool between = false;
+    for (uint32_t t = pu.held_tick + 1; t < tick && !running_out && err < cfg_.hold_ahead_error_m; ++t) {
+        const QCharacter* mid = t % history.stride() == 0 ? history.find(c.id, t) : nullptr;
+        if (mid == nullptr) continue;
+        const float at = float((double(t) + mid->ahead_ticks - held_content) / cfg_.tick_hz);
+        const bool on_curve = mid->epoch == c.state.epoch && mid->plan == c.state.plan && mid->joints.size() == c.state.joints.size() &&
+                              at > 0.0f && at < dt;
+        err = std::max(err, on_curve ? interpolation_error_m(held, c.state, dt, *mid, at, prec, u.joints) : 1e3f);
+        between = true;
+    }
+    if (!between) err = predicted_err;
+    if (!running_out && err < cfg_.hold_ahead_error_m) {
+        pu.reached_tick = tick;
+        pu.any_reached = true;
+        return true;
+    }
+    // Missed: the last entry the curve reached goes now in this one's place (its content time
+    // is still ahead), unless the client needs this one's future.
+    if (!running_out && pu.any_reached && pu.reached_tick > pu.held_tick) {
+        const QCharacter* last = history.find(c.id, pu.reached_tick);
+        if (last && last->epoch == c.state.epoch && last->plan == c.state.plan && pu.reached_tick + last->ahead_ticks >= tick) {
+            pu.late = std::make_shared<QCharacter>(*last);
+            pu.late->ahead_ticks = uint16_t(pu.reached_tick + last->ahead_ticks - tick);
+        }
+    }
+    return false;
 }
 
 bool SnapshotBuilder::at_rest(uint32_t tick, const Candidate& u, const PerUnit& pu, const SnapshotHistory& history) const {
@@ -248,17 +338,38 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
             const JointRange range = part_range(joints, k);
             const UnitKey key = unit_key(c.id, range.first);
             PerUnit& pu = unit(order.size(), key, tick);
-            pu.accumulator += p;
-            order.push_back({&c, range, key, k, parts > 1, &pu});
+            order.push_back({&c, range, key, k, parts > 1, &pu, p});
         }
     }
     last_units_.resize(order.size());
-    std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return a.pu->accumulator > b.pu->accumulator; });
+    // At rest or predicted well enough: nothing to send (counted, not left out).
+    std::erase_if(order, [&](const Candidate& u) {
+        PerUnit& pu = *u.pu;
+        const bool rest = at_rest(tick, u, pu, history);
+        const bool held = !rest && !assess(tick, u, pu, history, *precision(u.c->skeleton), u.priority);
+        if (!rest && !held) return false;
+        if (rest) {
+            pu.waiting_since = tick;
+            pu.starved = false;
+            ++stats_.units_at_rest;
+        } else {
+            ++stats_.units_held;
+        }
+        return true;
+    });
+    std::stable_sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return a.pu->score > b.pu->score; });
 
+    // Look-ahead entries sent late stand in for the newest (coded from these copies).
+    std::deque<CharacterSnapshot> late;
+    for (Candidate& u : order)
+        if (u.pu->late) {
+            late.push_back({u.c->id, u.c->skeleton, *u.pu->late});
+            u.c = &late.back();
+            u.late = true;
+        }
     std::vector<SnapshotPart> parts;
     std::vector<LastEntry> last_entries;  // per datagram
-    int skipped_in_row = 0;
-    const uint64_t at_rest_before = stats_.units_at_rest;
+    double saving_for = 0.0;  // the cost of the unit the budget stopped at
     // The previous snapshot left most units out: the budget is far short of carrying everyone,
     // and a far character's top is worth more than its limbs.
     const bool pressed = left_out_ * 2 > order.size();
@@ -266,13 +377,6 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     for (const Candidate& u : order) {
         PerUnit& pu = *u.pu;
         const SkeletonPrecision& prec = *precision(u.c->skeleton);
-        if (at_rest(tick, u, pu, history)) {
-            pu.accumulator = 0.0f;
-            pu.waiting_since = tick;
-            pu.starved = false;
-            ++stats_.units_at_rest;
-            continue;
-        }
         const int hold = hold_depth && pressed ? hold_depth(u.c->id) : -1;
         const Coded coded = code(tick, u, pu, history, prec, cache, hold);
         const std::vector<uint8_t>& framed = coded.bytes().framed;
@@ -284,14 +388,15 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         const bool opens_datagram = parts.empty() || parts.back().data.size() + framed.size() > cfg_.max_payload_bytes;
         const double cost = double(framed.size() + (opens_datagram ? cfg_.datagram_overhead_bytes : 0));
         if (cost > budget) {
+            // The most needed unit left does not fit: what is left of the budget is kept for it,
+            // however large it is (lesser units slipping into the gap would take the bytes it
+            // needs, and one larger than a snapshot's budget would never go), and the rest are
+            // not coded at all (with hundreds of characters, coding them all for every client to
+            // send a dozen is most of a server's tick).
             ++stats_.characters_skipped;
-            // Stays unsent; its accumulator keeps growing. Once a few in a row do not fit, the
-            // budget is spent: the rest are not coded at all (with hundreds of characters, coding
-            // them all for every client to send a dozen is most of a server's tick).
-            if (++skipped_in_row >= 4 || budget < 8.0) break;
-            continue;
+            saving_for = cost;
+            break;
         }
-        skipped_in_row = 0;
         if (opens_datagram) {
             parts.push_back({tick, {}, {}});
             last_entries.emplace_back();
@@ -304,7 +409,11 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
 
         Sent& s = pu.sent[tick % pu.sent.size()];
         s = {tick, coded.delta ? coded.base_tick : tick, true, false, coded.mixed};
-        pu.accumulator = 0.0f;
+        pu.newest_sent = tick;
+        pu.any_sent = true;
+        if (u.late) ++stats_.units_late;
+        pu.any_reached = false;
+        pu.accumulated = 0.0f;
         pu.waiting_since = tick;
         pu.starved = false;
         ++sent;
@@ -328,8 +437,8 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         stats_.payload_bytes += p.data.size();
         ++stats_.datagrams;
     }
-    budget_carry_ = std::min(budget, per_snapshot);  // debts from charge() carry over in full
-    left_out_ = order.size() - sent - size_t(stats_.units_at_rest - at_rest_before);
+    budget_carry_ = std::min(budget, std::max(per_snapshot, saving_for));  // debts from charge() carry over in full
+    left_out_ = order.size() - sent;
     return parts;
 }
 
@@ -391,6 +500,7 @@ void SnapshotBuilder::resync(uint16_t character, uint32_t first_joint, uint32_t 
     for (auto& [key, pu] : units_) {
         if (unit_character(key) != character || (first_joint != kAllJoints && unit_first_joint(key) != first_joint)) continue;
         ++stats_.resyncs;
+        pu.any_sent = false;  // what was sent since may be refused too: predict from what is acknowledged
         if (!pu.any_void || tick > pu.void_through) pu.void_through = tick;
         pu.any_void = true;
         // Void what the client lost, and whatever was coded against it since; then the newest

@@ -53,6 +53,23 @@ struct BuilderConfig {
     // header, sealing, the IPv4 and UDP headers.
     size_t datagram_overhead_bytes = 0;
     uint32_t max_baseline_age_ticks = 120;  // at most (kHistoryTicks - 1) / 2: a context is as old again
+    // Error-driven updates (held_prediction.h, docs/NETWORK.md "What the budget buys"). What a
+    // client holds: the newest state sent to it (taken as lost when unacknowledged for
+    // `presume_delivered_s`; then the newest acknowledged). Units go in order of that state,
+    // moved on by its velocities, against the truth, times priority, summed over the snapshots
+    // since each was sent; a unit with nothing to predict from (none held, a new epoch or plan, or
+    // held for `max_hold_s`) goes first. `hold_error_m` > 0: a unit predicted within it is not sent.
+    float hold_error_m = 0.0f;
+    // Look-ahead: the client interpolates between the entries it holds, so an entry is not sent
+    // while the curve from the newest one held to it passes within `hold_ahead_error_m` (mean
+    // over joints) of every entry skipped since; when it misses, the last entry it reached is
+    // sent in its place, its content time unchanged. Never while the newest held entry's content
+    // time is under `ahead_keep_share` of the horizon from now (the client must not run out of
+    // future), nor while the horizon regrows after a decision, nor for parts of a character.
+    float hold_ahead_error_m = 0.02f;
+    float ahead_keep_share = 0.5f;
+    float max_hold_s = 0.5f;
+    float presume_delivered_s = 0.3f;
 };
 
 // What the builder tracks, sends and hears acknowledged: one character, or one part of a character
@@ -82,6 +99,9 @@ struct BuilderStats {
     uint64_t payload_bytes = 0, datagrams = 0;
     uint64_t resyncs = 0;                            // full updates the client asked for
     uint64_t units_at_rest = 0;                      // entries not needed: every joint at rest, as acknowledged
+    uint64_t units_held = 0;                         // entries not needed: the client's prediction holds (hold_*error_m)
+    uint64_t units_late = 0;                         // look-ahead entries sent a snapshot or more after their tick
+    uint32_t oldest_held_ticks = 0;                  // the oldest state a client held when a unit was considered
     // Entries not sent, by reason (Budget: left for a later snapshot; Starved: a part not sent for
     // over two seconds, counted once each time it happens).
     uint64_t unsent[size_t(Unsent::kCount)] = {};
@@ -131,8 +151,9 @@ public:
     SnapshotBuilder(const SnapshotBuilder&) = delete;
     SnapshotBuilder& operator=(const SnapshotBuilder&) = delete;
     // Builds this snapshot's datagram payloads. A character of more than kMaxPartJoints joints goes
-    // as parts (plan_parts), each with its own baseline, acknowledgement and priority. Parts that
-    // do not fit the budget are skipped and rise in priority; `priority(id)` (default 1) scales how fast. `hold_depth(id)` >= 0
+    // as parts (plan_parts), each with its own baseline, acknowledgement and priority. Units go in
+    // order of what the client's view is off by, times `priority(id)` (default 1; BuilderConfig,
+    // "Error-driven updates"); those left out rise as their error goes on. `hold_depth(id)` >= 0
     // codes that character (when it has a baseline, and only while the previous snapshot had to
     // leave most characters out) with a level of detail: deeper joints keep what the client has.
     std::vector<SnapshotPart> build(uint32_t tick, std::span<const CharacterSnapshot> characters,
@@ -168,7 +189,15 @@ private:
     };
     struct PerUnit {
         std::vector<Sent> sent = std::vector<Sent>(kHistoryTicks);
-        float accumulator = 0.0f;
+        float score = 0.0f;        // this build's order
+        float accumulated = 0.0f;  // predicted errors x priority, summed since last sent
+        uint32_t newest_sent = 0;
+        bool any_sent = false;
+        uint32_t held_tick = 0;  // this build's: the tick of the state it holds
+        uint32_t reached_tick = 0;  // look-ahead: the newest skipped entry the curve from the held one reached
+        bool any_reached = false;
+        uint16_t full_ahead_ticks = 0;  // look-ahead: the longest horizon seen (shorter after a decision, regrowing)
+        std::shared_ptr<QCharacter> late;  // this build's: the entry to send instead of the newest
         uint32_t newest_acked = 0;
         bool any_acked = false;
         uint32_t void_through = 0;  // acknowledgements of ticks up to this are void (resync)
@@ -183,6 +212,8 @@ private:
         uint32_t part;
         bool split;
         PerUnit* pu;  // units_[key], looked up once (elements of an unordered_map stay put)
+        float priority;
+        bool late = false;  // c is an earlier entry sent now (pu->late)
     };
     struct Coded;
     Coded code(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history, const SkeletonPrecision& prec,
@@ -190,6 +221,12 @@ private:
     void account(const Candidate& u, bool delta, size_t chunk_bytes, const CodingCost& cost);
     static bool holds(const PerUnit& pu, uint32_t tick);  // the client acknowledged the unit at that tick
     bool at_rest(uint32_t tick, const Candidate& u, const PerUnit& pu, const SnapshotHistory& history) const;
+    // Sets pu.score (and pu.late); false when what the client holds makes the unit needless.
+    bool assess(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history, const SkeletonPrecision& prec, float priority);
+    // Look-ahead: true when the client's curve through the entries it holds makes this one needless
+    // (BuilderConfig::hold_ahead_error_m); when it missed, pu.late may name the entry to send instead.
+    bool holds_ahead(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history, const SkeletonPrecision& prec,
+                     const QCharacter& held, float dt, float predicted_err);
     void report(uint16_t character, Unsent why, size_t bytes, size_t joints);
     double per_snapshot_budget() const;  // bytes
 

@@ -69,6 +69,10 @@ struct ServerStats {
     // [2] no precision plan (skeleton unknown or of another joint count), [3] starved (a part not
     // sent for over two seconds; counted once each time). Reasons 1-3 are logged once per character.
     std::array<uint64_t, kUnsentReasons> unsent_by_reason{};
+    // Entries not needed, summed over clients: every joint at rest as acknowledged, or what the
+    // client holds predicts them (a look-ahead curve through the entries it has); and look-ahead
+    // entries sent after their tick in place of a newer one (docs/NETWORK.md, "What the budget buys").
+    uint64_t entries_at_rest = 0, entries_held = 0, entries_late = 0;
     uint64_t ticks = 0;
 };
 
