@@ -252,6 +252,41 @@ TEST(Fidelity, JumpWindowsCoverTheTruthsJumpAndTheDisplaysRenditionOnly) {
     }
 }
 
+TEST(Fidelity, TwoChangesWhoseNewsArrivesTogetherAreRenderedEachAtItsOwnSwitch) {
+    // A reset in place at frame 60 (epoch 1) and a 10 m teleport at frame 63 (epoch 2); the news
+    // of both arrives at frame 64. A display 100 ms late switches to epoch 1 at frame 66 and to 2
+    // at frame 69: each switch renders its own change, so the 10 m step of frame 69 is a jump
+    // frame and the display, a delayed copy of the truth, is exactly as smooth. (The old rule
+    // let the switch to epoch 1 render both, and that one step made the acceleration ratio 10.9
+    // on a 32-character recording.) A display that goes from epoch 0 straight to 2 renders both
+    // at that one switch.
+    const double T1 = 60 / kHz, T2 = 63 / kHz, d = 6 / kHz;
+    const vec3 jump(10.0f, 0.0f, 0.0f);
+    auto root = [&](double t) { return t < T2 - 1e-9 ? walking(t) : walking(t) + jump; };
+    auto epoch_of = [&](double t) { return t < T1 - 1e-9 ? 0 : t < T2 - 1e-9 ? 1 : 2; };
+    for (const bool skips_epoch_1 : {false, true}) {
+        FidelityAccumulator a;
+        a.add_epoch_change(0, {T1, walking(T1 - 1 / kHz), walking(T1), EpochKind::Reset, 1});
+        a.add_epoch_change(0, {T2, walking(T2 - 1 / kHz), walking(T2) + jump, EpochKind::Teleport, 2});
+        a.news_arrived(0, T1, 64 / kHz);
+        a.news_arrived(0, T2, 64 / kHz);
+        for (int i = 0; i < 150; ++i) {
+            const double t = i / kHz;
+            Frame f;
+            f.truth = body(root(t), t);
+            f.delayed = body(root(t - d), t - d);
+            f.shown = f.delayed;
+            f.delay = d;
+            f.epoch = epoch_of(t - d);
+            if (skips_epoch_1 && f.epoch == 1) f.epoch = 0;
+            feed(a, 0, t, f);
+        }
+        const FidelityResult r = a.result();
+        EXPECT_EQ(r.pops, 0) << skips_epoch_1;
+        EXPECT_NEAR(r.accel_rms_ratio, 1.0, 0.05) << skips_epoch_1;
+    }
+}
+
 TEST(Fidelity, ADisplayCannotHideAKinkByDeclaringAnEpoch) {
     FidelityAccumulator a;
     for (int i = 0; i < 120; ++i) {

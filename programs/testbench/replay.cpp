@@ -273,7 +273,7 @@ std::vector<std::pair<uint16_t, EpochMark>> epoch_changes(const RecordingReadRes
             if (!before || !after) continue;
             const float m = h.metres_per_unit[scene.skeleton_of[e.character]];
             out.push_back({e.character, EpochMark{double(e.tick) / scene.tick_hz, before->pose.pos[0] * m, after->pose.pos[0] * m,
-                                                  e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset}});
+                                                  e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset, int(after->epoch)}});
         }
     return out;
 }
@@ -653,7 +653,7 @@ RecordingScan scan_recording(const std::string& path) {
                 const float m = h.metres_per_unit[skeleton_of[e.character]];
                 scan.epoch_changes.push_back({e.character, EpochMark{double(e.tick) / double(h.tick_hz), before->pose.pos[0] * m,
                                                                      after->pose.pos[0] * m,
-                                                                     e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset}});
+                                                                     e.kind == 0 ? EpochKind::Teleport : EpochKind::Reset, int(after->epoch)}});
             }
         scan.last_tick = f.tick;
         ++scan.frames;

@@ -252,9 +252,11 @@ bool FidelityAccumulator::advance_epochs(Character& c, double t, int display_epo
     for (size_t i = c.open; i < c.next; ++i) pending = pending || (!c.epochs[i].rendered && c.epochs[i].news <= t + kTimeTol);
     const bool switched = display_epoch < 0 || (c.frames > 0 && display_epoch != c.last_display_epoch);
     if (pending && switched) {
-        jump = true;
+        auto reached_by = [&](const Epoch& e) {  // the display shows e's epoch or a later one
+            return e.mark.epoch < 0 || display_epoch < 0 || int16_t(uint16_t(display_epoch - e.mark.epoch)) >= 0;
+        };
         for (size_t i = c.open; i < c.next; ++i)
-            if (c.epochs[i].news <= t + kTimeTol) c.epochs[i].rendered = true;
+            if (!c.epochs[i].rendered && c.epochs[i].news <= t + kTimeTol && reached_by(c.epochs[i])) c.epochs[i].rendered = jump = true;
     }
     while (c.open < c.next && c.epochs[c.open].rendered) ++c.open;
     c.last_display_epoch = display_epoch;

@@ -18,9 +18,10 @@
 //  the character's frames and is left out of blackout_ms and settle.
 //
 //  Jump frames. The truth's jump frame is the first frame with t >= T. The display's rendition
-//  is the first frame at or after A at which the caller's display_epoch changes (the strategy
-//  switching to the new epoch), or, when the caller passes display_epoch < 0 (unknown), the first
-//  frame at or after A. A switch of display_epoch with no news pending is not a jump frame: a
+//  is the first frame at or after A at which the caller's display_epoch changes to the change's
+//  epoch (EpochMark::epoch) or a later one (the strategy switching to it; two changes whose news
+//  arrives together get a switch each), or, when the caller passes display_epoch < 0 (unknown)
+//  or the mark's epoch is unknown, the first such switch (or frame) at or after A. A switch of display_epoch with no news pending is not a jump frame: a
 //  display cannot hide a kink by declaring an epoch of its own.
 //
 //  Second differences are evaluated two frames late, once the frames around them are known: a
@@ -92,6 +93,7 @@ struct EpochMark {
     vec3 origin_m;
     vec3 destination_m;
     EpochKind kind = EpochKind::Teleport;
+    int epoch = -1;  // the epoch the change starts (as display_epoch counts); < 0: unknown
 };
 
 struct Stat3 {
