@@ -2,8 +2,9 @@
 # Regenerates docs/RESULTS.md: records the standard and the decisive session (the decisive one also
 # without the horizon's restart after a decision, --decision-restart -1), and with VALIDATION=dir the standard session on clips never used to tune;
 # replays each under every profile and strategy, sweeps the broadband frontier of the standard
-# recordings (docs/frontier-*.svg), runs a set of benchmarks, and renders the JSON with
-# docs/render_results.py (with the machine and the commit it ran on). About 10 minutes.
+# recordings (docs/frontier-*.svg), plans what each budget buys for crowds of 1 to 64 characters
+# (docs/planner.svg), runs a set of benchmarks, and renders the JSON with
+# docs/render_results.py (with the machine and the commit it ran on). About 15 minutes.
 #   docs/generate_results.sh                 the build in build/, the clips in ../shared/mocap
 #   BUILD=dir CLIPS=dir VALIDATION=dir docs/generate_results.sh
 set -euo pipefail
@@ -31,11 +32,28 @@ frontier() {  # name
   "$build/kinesync-replay" "$work/$1.ksrec" --profile broadband --snapshot-hz 30 --strategy all --seed 1 --quiet \
     --sweep "$work/frontier-$1.svg" > /dev/null
 }
+# The planner: crowds of 1 to 64 characters at budgets of 64 to 1,024 kbit/s and unlimited.
+planner() {
+  echo "planning budgets"
+  mkdir -p "$work/planner"
+  for n in 1 8 32 64; do
+    "$build/kinesync-server" --no-network --duration 30 --characters "$n" --clips "$clips" --teleport-every 7 \
+      --reset-every 11 --seed 7 --record "$work/crowd$n.ksrec" > /dev/null
+    for kbps in 64 128 256 512 1024 100000; do
+      for profile in broadband mobile; do
+        "$build/kinesync-replay" "$work/crowd$n.ksrec" --profile "$profile" --strategy all --seed 1 --quiet \
+          --bandwidth "$kbps" --json "$work/planner/n${n}_k${kbps}_$profile.json" > /dev/null
+      done
+    done
+    rm "$work/crowd$n.ksrec"
+  done
+}
 record standard "$clips" standard
 record decisive "$clips" decisive
 record decisive-norestart "$clips" decisive --decision-restart -1
 frontier standard
-args=(--replay "standard=$work/standard.json" --replay "decisive=$work/decisive.json"
+planner
+args=(--planner "$work/planner" --replay "standard=$work/standard.json" --replay "decisive=$work/decisive.json"
       --brief "decisive-norestart=$work/decisive-norestart.json" --frontier "standard=frontier-standard.svg")
 if [ -n "$validation" ]; then
   record validation "$validation" standard

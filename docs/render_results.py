@@ -7,6 +7,8 @@ import os
 import platform
 import subprocess
 
+import render_planner
+
 STRATEGY_LEGEND = ('interp/hermite: interpolation 100 ms in the past; extrap: dead reckoning with velocities; '
                    'deadblend: dead blending into each snapshot; deadblend+sod: the default, extrapolation with a '
                    'second-order-dynamics (sod) correction; +ahead: the same strategies showing the server\'s look-ahead')
@@ -139,6 +141,7 @@ def main():
     ap.add_argument('--validation', default='', help='where the validation clips came from (a sentence)')
     ap.add_argument('--frontier', action='append', default=[], help='NAME=SVG file beside the page (broadband sweep)')
     ap.add_argument('--bench', help='kinesync-bench JSON')
+    ap.add_argument('--planner', help='folder of the planner\'s replay JSON (render_planner.py); its plot goes beside --out')
     ap.add_argument('--out', required=True)
     a = ap.parse_args()
     commit = git('rev-parse', '--short', 'HEAD') or 'unknown'
@@ -162,6 +165,8 @@ def main():
         for spec in a.frontier:
             name, svg = spec.split('=', 1)
             lines += ['%s:' % name.capitalize(), '', '![frontier, %s](%s)' % (name, svg), '']
+    if a.planner:
+        lines += render_planner.section(a.planner, os.path.join(os.path.dirname(a.out), 'planner.svg'), 'planner.svg', fmt)
     for spec in a.replay:
         name, path = spec.split('=', 1)
         lines += replay_section(name, path)
