@@ -224,3 +224,15 @@ TEST(LookAheadHold, ConfigurationOutsideItsRangeIsRefusedByName) {
         }
     }
 }
+
+TEST(ErrorDriven, AFigureMayAskForAnotherOfTheSameShardWhileItIsComputed) {
+    // The look-ahead curve's figure falls back on the prediction's, which may share its shard:
+    // computing under the shard's lock deadlocked the live server (LookAhead.LiveClients...).
+    EncodeCache cache;
+    int made = 0;
+    const float v = cache.figure(5, 1, [&] { return cache.figure(5, 17, [&] { return float(++made); }) + 10.0f; });
+    EXPECT_EQ(v, 11.0f);
+    EXPECT_EQ(cache.figure(5, 1, [] { return -1.0f; }), 11.0f) << "kept for the tick";
+    EXPECT_EQ(cache.figure(6, 1, [] { return -1.0f; }), -1.0f) << "a new tick starts afresh";
+    EXPECT_EQ(made, 1);
+}

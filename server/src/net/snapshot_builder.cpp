@@ -204,32 +204,64 @@ bool SnapshotBuilder::assess(uint32_t tick, const Candidate& u, PerUnit& pu, con
     if (pu.any_sent && tick > pu.newest_sent && tick - pu.newest_sent <= presume) pu.held_tick = pu.newest_sent, have = true;
     else if (pu.any_acked && tick > pu.newest_acked) pu.held_tick = pu.newest_acked, have = true;
     const CharacterSnapshot& c = *u.c;
-    const QCharacter* held = nullptr;
-    if (have) {
-        const Sent& s = pu.sent[pu.held_tick % pu.sent.size()];
-        held = s.valid && s.tick == pu.held_tick && s.held ? s.held.get() : history.find(c.id, pu.held_tick);
-    }
+    const HeldInfo info = pu.held_tick == pu.newest_sent && pu.any_sent ? pu.sent_info : pu.acked_info;
+    pu.held_own = have && info.own;
     const uint32_t age = have ? tick - pu.held_tick : tick - std::min(tick, pu.waiting_since);
     stats_.oldest_held_ticks = std::max(stats_.oldest_held_ticks, age);
     // Nothing held, or nothing a prediction can bridge: sent first, the longest waiting first.
-    if (held == nullptr || held->epoch != c.state.epoch || held->plan != c.state.plan || held->joints.size() != c.state.joints.size() ||
-        float(age) >= cfg_.max_hold_s * cfg_.tick_hz) {
+    // A client that holds nothing of the character (or an old epoch or plan) before one whose
+    // state has only grown old.
+    if (!have || info.epoch != c.state.epoch || info.plan != c.state.plan) {
+        pu.score = 2.0f * kMustSend + float(age);
+        return true;
+    }
+    if (float(age) >= cfg_.max_hold_s * cfg_.tick_hz) {
         pu.score = kMustSend + float(age);
         return true;
     }
+    // The held state itself only when a figure needs it (a cache miss per unit and client).
+    const QCharacter* held_state = nullptr;
+    const auto held = [&]() -> const QCharacter* {
+        if (held_state == nullptr) {
+            const Sent& s = pu.sent[pu.held_tick % pu.sent.size()];
+            held_state = pu.held_own && s.valid && s.tick == pu.held_tick ? s.held.get() : history.find(c.id, pu.held_tick);
+        }
+        return held_state && held_state->joints.size() == c.state.joints.size() ? held_state : nullptr;
+    };
     auto content_s = [&](uint32_t t, const QCharacter& q) { return float((double(t) + q.ahead_ticks) / cfg_.tick_hz); };
-    const float dt = content_s(tick, c.state) - content_s(pu.held_tick, *held);
     // The score: what the client's view has been off by, summed over the snapshots since the unit
-    // was last sent (a character far off for long goes before one briefly off by more).
-    const float err = dt > 0.0f ? held_prediction_error_m(*held, c.state, dt, prec, u.joints) : 0.0f;
-    pu.accumulated += priority * err;
+    // was last sent (a character far off for long goes before one briefly off by more). Only
+    // needed while the budget leaves units out (else every unit goes, in any order) or to hold one.
+    const auto predicted = [&] {
+        return figure(tick, u, 0, !pu.held_own, [&] {
+            const QCharacter* h = held();
+            if (h == nullptr) return 1e3f;
+            const float dt = content_s(tick, c.state) - content_s(pu.held_tick, *h);
+            return dt > 0.0f ? held_prediction_error_m(*h, c.state, dt, prec, u.joints) : 0.0f;
+        });
+    };
+    const bool rank = left_out_ > 0;
+    const float err = rank || cfg_.hold_error_m > 0.0f ? predicted() : 0.0f;
+    pu.accumulated += priority * (rank ? err : 1.0f);
     pu.score = pu.accumulated;
-    if (c.state.ahead) return !holds_ahead(tick, u, pu, history, prec, *held, dt, err);
+    if (c.state.ahead && !u.split && cfg_.hold_ahead_error_m > 0.0f) {
+        const QCharacter* h = held();
+        return h == nullptr || !holds_ahead(tick, u, pu, history, prec, *h, content_s(tick, c.state) - content_s(pu.held_tick, *h), predicted);
+    }
     return err >= cfg_.hold_error_m;
 }
 
+float SnapshotBuilder::figure(uint32_t tick, const Candidate& u, uint32_t kind, bool shared, const std::function<float()>& make) {
+    if (!shared || cache_ == nullptr) return make();
+    // The character, the part, what is measured, and how old the held state is (which state, at this tick).
+    const uint64_t key = uint64_t(u.c->id) << 48 | uint64_t(std::min<uint32_t>(u.part, 63)) << 41 | uint64_t(kind & 1) << 40 |
+                         uint64_t(std::min<uint32_t>(tick - u.pu->held_tick, 0xFFFFFu)) << 20;
+    return cache_->figure(tick, key, make);
+}
+
 bool SnapshotBuilder::holds_ahead(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history,
-                                  const SkeletonPrecision& prec, const QCharacter& held, float dt, float predicted_err) {
+                                  const SkeletonPrecision& prec, const QCharacter& held, float dt,
+                                  const std::function<float()>& predicted_err) {
     const CharacterSnapshot& c = *u.c;
     // A character sent in parts is never held: its parts must come from the same tick.
     if (u.split || cfg_.hold_ahead_error_m <= 0.0f) return false;
@@ -240,19 +272,22 @@ bool SnapshotBuilder::holds_ahead(uint32_t tick, const Candidate& u, PerUnit& pu
     const bool regrowing = c.state.ahead_ticks * 10 < pu.full_ahead_ticks * 9;
     const bool running_out = dt <= 0.0f || regrowing || held_content < double(tick) + double(cfg_.ahead_keep_share) * c.state.ahead_ticks;
     // The curve from the held entry to this one, against every entry skipped since (none yet:
-    // the held entry's own prediction of this one).
-    float err = 0.0f;
-    bool between = false;
-    for (uint32_t t = pu.held_tick + 1; t < tick && !running_out && err < cfg_.hold_ahead_error_m; ++t) {
-        const QCharacter* mid = t % history.stride() == 0 ? history.find(c.id, t) : nullptr;
-        if (mid == nullptr) continue;
-        const float at = float((double(t) + mid->ahead_ticks - held_content) / cfg_.tick_hz);
-        const bool on_curve = mid->epoch == c.state.epoch && mid->plan == c.state.plan && mid->joints.size() == c.state.joints.size() &&
-                              at > 0.0f && at < dt;
-        err = std::max(err, on_curve ? interpolation_error_m(held, c.state, dt, *mid, at, prec, u.joints) : 1e3f);
-        between = true;
-    }
-    if (!between) err = predicted_err;
+    // the held entry's own prediction of this one). The same for every client holding that entry.
+    const auto curve = [&] {
+        float err = 0.0f;
+        bool between = false;
+        for (uint32_t t = pu.held_tick + 1; t < tick && err < cfg_.hold_ahead_error_m; ++t) {
+            const QCharacter* mid = t % history.stride() == 0 ? history.find(c.id, t) : nullptr;
+            if (mid == nullptr) continue;
+            const float at = float((double(t) + mid->ahead_ticks - held_content) / cfg_.tick_hz);
+            const bool on_curve = mid->epoch == c.state.epoch && mid->plan == c.state.plan &&
+                                  mid->joints.size() == c.state.joints.size() && at > 0.0f && at < dt;
+            err = std::max(err, on_curve ? interpolation_error_m(held, c.state, dt, *mid, at, prec, u.joints) : 1e3f);
+            between = true;
+        }
+        return between ? err : predicted_err();
+    };
+    const float err = running_out ? 1e3f : figure(tick, u, 1, !pu.held_own, curve);
     if (!running_out && err < cfg_.hold_ahead_error_m) {
         pu.reached_tick = tick;
         pu.any_reached = true;
@@ -319,6 +354,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
                                                  const SnapshotHistory& history, const PrecisionLookup& precision,
                                                  const std::function<float(uint16_t)>& priority, EncodeCache* cache,
                                                  const std::function<int(uint16_t)>& hold_depth) {
+    cache_ = cache;
     // Budget for this snapshot, with at most one snapshot's worth carried over.
     const double per_snapshot = per_snapshot_budget();
     double budget = per_snapshot + budget_carry_;
@@ -408,9 +444,10 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
         budget -= cost;
 
         Sent& s = pu.sent[tick % pu.sent.size()];
-        s = {tick, coded.delta ? coded.base_tick : tick, true, false, coded.mixed};
+        s = {tick, coded.delta ? coded.base_tick : tick, true, false, coded.mixed, u.c->state.epoch, u.c->state.plan};
         pu.newest_sent = tick;
         pu.any_sent = true;
+        pu.sent_info = {s.epoch, s.plan, s.held != nullptr};
         if (u.late) ++stats_.units_late;
         pu.any_reached = false;
         pu.accumulated = 0.0f;
@@ -439,6 +476,7 @@ std::vector<SnapshotPart> SnapshotBuilder::build(uint32_t tick, std::span<const 
     }
     budget_carry_ = std::min(budget, std::max(per_snapshot, saving_for));  // debts from charge() carry over in full
     left_out_ = order.size() - sent;
+    cache_ = nullptr;
     return parts;
 }
 
@@ -457,13 +495,39 @@ double SnapshotBuilder::per_snapshot_budget() const { return cfg_.bandwidth_bps 
 
 void SnapshotBuilder::idle() { budget_carry_ = std::min(budget_carry_ + per_snapshot_budget(), per_snapshot_budget()); }
 
+void EncodeCache::begin_tick(uint32_t tick) {
+    if (tick == tick_) return;
+    entries_.clear();
+    tick_ = tick;
+}
+
+float EncodeCache::figure(uint32_t tick, uint64_t key, const std::function<float()>& make) {
+    FigureShard& f = figures_[(key ^ key >> 29 ^ key >> 47) % figures_.size()];
+    const auto at_tick = [&] {
+        if (f.tick != tick) {
+            f.values.clear();
+            f.tick = tick;
+        }
+    };
+    {
+        std::lock_guard<std::mutex> lock(f.m);
+        at_tick();
+        const auto it = f.values.find(key);
+        if (it != f.values.end()) return it->second;
+    }
+    // Outside the lock: `make` may ask for another figure (of any shard); a racing builder
+    // computes the same value.
+    const float v = make();
+    std::lock_guard<std::mutex> lock(f.m);
+    at_tick();
+    f.values.emplace(key, v);
+    return v;
+}
+
 const EncodeCache::Entry& EncodeCache::get(uint32_t tick, uint64_t key, const std::function<Entry()>& make) {
     {
         std::lock_guard<std::mutex> lock(m_);
-        if (tick != tick_) {
-            entries_.clear();
-            tick_ = tick;
-        }
+        begin_tick(tick);
         const auto it = entries_.find(key);
         if (it != entries_.end()) {
             ++hits_;
@@ -491,6 +555,7 @@ void SnapshotBuilder::on_delivered(uint32_t tick, std::span<const UnitKey> units
         s.acked = true;
         if (!pu.any_acked || tick > pu.newest_acked) {
             pu.newest_acked = tick;
+            pu.acked_info = {s.epoch, s.plan, s.held != nullptr};
             pu.any_acked = true;
         }
     }
@@ -514,6 +579,7 @@ void SnapshotBuilder::resync(uint16_t character, uint32_t first_joint, uint32_t 
             if (s->tick <= pu.void_through || (s->ref != s->tick && !holds(pu, s->ref))) s->acked = false;
             if (s->acked && (!pu.any_acked || s->tick > pu.newest_acked)) {
                 pu.newest_acked = s->tick;
+                pu.acked_info = {s->epoch, s->plan, s->held != nullptr};
                 pu.any_acked = true;
             }
         }

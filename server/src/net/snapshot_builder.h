@@ -3,6 +3,7 @@
 // of every character, shared by all clients of a server, and each client's builder that chooses
 // baselines from what it acknowledged, priorities and packing under its budget.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -130,13 +131,26 @@ public:
     };
     // The entry for this key, coding it with `make` the first time (per tick).
     const Entry& get(uint32_t tick, uint64_t key, const std::function<Entry()>& make);
+    // A figure of this tick computed with `make` the first time (the error of what clients hold:
+    // the same for every client holding the same state of a character).
+    float figure(uint32_t tick, uint64_t key, const std::function<float()>& make);
     uint64_t hits() const { return hits_; }
     uint64_t misses() const { return misses_; }
 
 private:
+    void begin_tick(uint32_t tick);  // with m_ held
+
     std::mutex m_;
     uint32_t tick_ = 0;
     std::unordered_map<uint64_t, std::unique_ptr<Entry>> entries_;
+    // Figures are asked for once per unit and client: in shards, so builders on other threads
+    // rarely wait for one another.
+    struct FigureShard {
+        std::mutex m;
+        uint32_t tick = 0;
+        std::unordered_map<uint64_t, float> values;
+    };
+    std::array<FigureShard, 16> figures_;
     uint64_t hits_ = 0, misses_ = 0;
 };
 
@@ -186,6 +200,13 @@ private:
         bool valid = false;
         bool acked = false;
         std::shared_ptr<const QCharacter> held;  // sent with a level of detail: the mix the client holds
+        uint16_t epoch = 0, plan = 0;             // of the state sent
+    };
+    // What a state the client may hold is, kept beside the unit (its Sent slot is a cache miss
+    // per unit and client on every build).
+    struct HeldInfo {
+        uint16_t epoch = 0, plan = 0;
+        bool own = false;  // Sent::held: the client's own state, not the history's
     };
     struct PerUnit {
         std::vector<Sent> sent = std::vector<Sent>(kHistoryTicks);
@@ -193,7 +214,9 @@ private:
         float accumulated = 0.0f;  // predicted errors x priority, summed since last sent
         uint32_t newest_sent = 0;
         bool any_sent = false;
+        HeldInfo sent_info, acked_info;  // of newest_sent and newest_acked
         uint32_t held_tick = 0;  // this build's: the tick of the state it holds
+        bool held_own = false;   // this build's: that state is the client's own (not the shared history's)
         uint32_t reached_tick = 0;  // look-ahead: the newest skipped entry the curve from the held one reached
         bool any_reached = false;
         uint16_t full_ahead_ticks = 0;  // look-ahead: the longest horizon seen (shorter after a decision, regrowing)
@@ -226,13 +249,16 @@ private:
     // Look-ahead: true when the client's curve through the entries it holds makes this one needless
     // (BuilderConfig::hold_ahead_error_m); when it missed, pu.late may name the entry to send instead.
     bool holds_ahead(uint32_t tick, const Candidate& u, PerUnit& pu, const SnapshotHistory& history, const SkeletonPrecision& prec,
-                     const QCharacter& held, float dt, float predicted_err);
+                     const QCharacter& held, float dt, const std::function<float()>& predicted_err);
+    // `make`'s figure, shared through this build's cache when `shared` (the held state is the history's).
+    float figure(uint32_t tick, const Candidate& u, uint32_t kind, bool shared, const std::function<float()>& make);
     void report(uint16_t character, Unsent why, size_t bytes, size_t joints);
     double per_snapshot_budget() const;  // bytes
 
     PerUnit& unit(size_t position, UnitKey key, uint32_t tick);
 
     BuilderConfig cfg_;
+    EncodeCache* cache_ = nullptr;  // this build's
     std::unordered_map<UnitKey, PerUnit> units_;
     // The units of the previous build in its order: the next build, whose characters come in the
     // same order, finds each without a lookup in units_ (whose buckets and nodes were most of a
