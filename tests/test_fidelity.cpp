@@ -58,10 +58,10 @@ void run(FidelityAccumulator& a, int character, int count, const std::function<v
     }
 }
 
-// Frames 0..count-1 shown exactly as the truth was d ago, the delay reported; with epoch_at, the
-// display switches epoch when its time reaches it.
+// Frames 0..count-1 shown exactly as the truth was d ago, the delay reported; with epoch_of, the
+// display declares the epoch of its time.
 void run_delayed(FidelityAccumulator& a, int character, int count, const std::function<vec3(double)>& root, double d,
-                 double epoch_at = NAN) {
+                 const std::function<int(double)>& epoch_of = {}) {
     for (int i = 0; i < count; ++i) {
         const double t = i / kHz;
         Frame f;
@@ -69,7 +69,7 @@ void run_delayed(FidelityAccumulator& a, int character, int count, const std::fu
         f.delayed = body(root(t - d), t - d);
         f.shown = f.delayed;
         f.delay = d;
-        if (!std::isnan(epoch_at)) f.epoch = t - d < epoch_at - 1e-9 ? 0 : 1;
+        if (epoch_of) f.epoch = epoch_of(t - d);
         feed(a, character, t, f);
     }
 }
@@ -270,17 +270,7 @@ TEST(Fidelity, TwoChangesWhoseNewsArrivesTogetherAreRenderedEachAtItsOwnSwitch) 
         a.add_epoch_change(0, {T2, walking(T2 - 1 / kHz), walking(T2) + jump, EpochKind::Teleport, 2});
         a.news_arrived(0, T1, 64 / kHz);
         a.news_arrived(0, T2, 64 / kHz);
-        for (int i = 0; i < 150; ++i) {
-            const double t = i / kHz;
-            Frame f;
-            f.truth = body(root(t), t);
-            f.delayed = body(root(t - d), t - d);
-            f.shown = f.delayed;
-            f.delay = d;
-            f.epoch = epoch_of(t - d);
-            if (skips_epoch_1 && f.epoch == 1) f.epoch = 0;
-            feed(a, 0, t, f);
-        }
+        run_delayed(a, 0, 150, root, d, [&](double shown) { return skips_epoch_1 && epoch_of(shown) == 1 ? 0 : epoch_of(shown); });
         const FidelityResult r = a.result();
         EXPECT_EQ(r.pops, 0) << skips_epoch_1;
         EXPECT_NEAR(r.accel_rms_ratio, 1.0, 0.05) << skips_epoch_1;
@@ -470,7 +460,7 @@ TEST(Fidelity, DelayedDisplayHasNoShapeErrorAndSettlesInItsDelay) {
         };
         FidelityAccumulator acc;
         change(acc, 1, {T, root(T - 1 / kHz), root(T)}, 0);
-        run_delayed(acc, 1, 150, root, d, T);
+        run_delayed(acc, 1, 150, root, d, [&](double shown) { return shown < T - 1e-9 ? 0 : 1; });
         const FidelityResult r = acc.result();
         EXPECT_EQ(r.shape_err_cm.max, 0.0);
         EXPECT_NEAR(r.display_delay_ms, 100.0, 1e-9);
