@@ -22,6 +22,7 @@
 
 #include "common/src/netsim/netsim.h"
 #include "tests/support/fd.h"
+#include "tests/support/scratch.h"
 
 namespace ks {
 namespace {
@@ -619,6 +620,116 @@ TEST(NetSim, HeavyTailedJitterHasHeavierTailSameMeanAndSaneMedian) {
     record_figure("netsim heavy-tailed: % beyond +6 sd", h6 * 100);
     record_figure("netsim heavy-tailed 100 ms +- 20 ms: measured sd ms", sd);
     record_figure("netsim heavy-tailed 100 ms +- 20 ms: median ms", median);
+}
+
+// ---- Queues in time, traces (Mahimahi's format), the bottlenecked profiles ----
+
+TEST(NetSim, QueueInMillisecondsDropsWhatWouldWaitLonger) {
+    NetProfile p;
+    p.bandwidth_kbps = 64;  // 8000 B/s: a 400-byte datagram takes 50 ms
+    p.queue_ms = 500;
+    NetworkSimulator sim(p, 1);
+    for (int i = 0; i < 20; ++i) sim.send(0.0, std::vector<uint8_t>(400 - kNetSimHeaderBytes));
+    // Ten fit within 500 ms of waiting (the tenth leaves at exactly 500 ms); the rest are dropped.
+    EXPECT_EQ(sim.stats().queue_dropped, 10u);
+    EXPECT_EQ(sim.receive(10.0).size(), 10u);
+    // Each waits for those before it to be carried: 0, 50, ... 450 ms.
+    EXPECT_NEAR(sim.stats().queue_wait.max_ms(), 450.0, 1e-6);
+    EXPECT_NEAR(sim.stats().queue_wait.mean_ms(), 225.0, 1e-6);
+}
+
+TEST(NetSim, TraceCarriesItsOpportunitiesAndRepeats) {
+    NetProfile p;
+    p.trace = std::make_shared<const LinkTrace>(LinkTrace{{10, 10, 30}, 1500, 0, "test"});  // repeats every 30 ms
+    p.queue_bytes = 1 << 20;
+    NetworkSimulator sim(p, 1);
+    // 6 datagrams of 1,000 bytes at t = 0: 6,000 bytes in the opportunities of 1,500 at 10, 10, 30
+    // and 40 ms (the second cycle starts at 30 ms): each leaves with its last byte.
+    for (int i = 0; i < 6; ++i) sim.send(0.0, std::vector<uint8_t>(1000 - kNetSimHeaderBytes));
+    std::vector<double> at;
+    sim.receive(1.0, &at);
+    const std::vector<double> expected{0.010, 0.010, 0.010, 0.030, 0.040, 0.040};
+    ASSERT_EQ(at.size(), expected.size());
+    for (size_t i = 0; i < at.size(); ++i) EXPECT_NEAR(at[i], expected[i], 1e-9) << i;
+    // An idle link: the opportunities that went by carried nothing. At 1 s (cycle 33 starts at
+    // 990 ms) the next ones are 1,000 and 1,000 ms.
+    sim.send(1.0, std::vector<uint8_t>(2000 - kNetSimHeaderBytes));
+    sim.receive(2.0, &at);
+    EXPECT_NEAR(at.back(), 1.000, 1e-9);
+    EXPECT_EQ(sim.stats().bytes_delivered, 8000u);
+}
+
+TEST(NetSim, TraceFromRatesHasItsRateAndItsOutage) {
+    const LinkTrace t = link_trace_from_rates({{2.0, 128}, {3.0, 0}, {1.0, 64}});
+    EXPECT_NEAR(t.period(), 6000.0, 1e-9);
+    EXPECT_NEAR(t.mean_kbps(), (2 * 128 + 64) / 6.0, 0.1);
+    for (double ms : t.ms) EXPECT_FALSE(ms > 2000.0 + 1e-9 && ms <= 5000.0 - 1e-9) << "an opportunity in the outage at " << ms;
+    NetProfile p;
+    p.trace = std::make_shared<const LinkTrace>(t);
+    p.queue_ms = 10000;
+    NetworkSimulator sim(p, 1);
+    // Sent during the outage, it waits for the link's return at 5 s.
+    sim.send(0.001, std::vector<uint8_t>(1));  // starts the trace's clock
+    sim.send(3.0, std::vector<uint8_t>(50));
+    std::vector<double> at;
+    sim.receive(10.0, &at);
+    ASSERT_EQ(at.size(), 2u);
+    EXPECT_GT(at[1], 5.0);
+    EXPECT_LT(at[1], 5.05);
+}
+
+TEST(NetSim, ReadsMahimahiTracesAndNamesWhatIsWrong) {
+    const std::string good = ks::test::scratch_path("good.trace"), bad = ks::test::scratch_path("bad.trace"),
+                      back = ks::test::scratch_path("back.trace"), empty = ks::test::scratch_path("empty.trace");
+    auto write = [](const std::string& path, const char* text) {
+        FILE* f = std::fopen(path.c_str(), "w");
+        std::fputs(text, f);
+        std::fclose(f);
+    };
+    write(good, "0\n5\n5\r\n12\n");
+    write(bad, "0\n5\nfive\n");
+    write(back, "0\n9\n5\n");
+    write(empty, "\n");
+    const LinkTrace t = read_link_trace(good);
+    EXPECT_EQ(t.ms, (std::vector<double>{0, 5, 5, 12}));
+    EXPECT_EQ(t.bytes_per_opportunity, 1500.0);
+    EXPECT_NEAR(t.mean_kbps(), 4 * 1500 * 8 / 12.0, 1e-9);
+    auto message = [](const std::string& path) {
+        try {
+            read_link_trace(path);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_EQ(message(bad), bad + ":3: 'five' is not a time in ms");
+    EXPECT_EQ(message(back), back + ":3: 5 ms comes after 9 ms");
+    EXPECT_NE(message(empty).find("no opportunity"), std::string::npos);
+    EXPECT_NE(message(ks::test::scratch_path("missing.trace")).find("cannot open"), std::string::npos);
+}
+
+TEST(NetSim, BottleneckProfilesAreTheirBaseBehindALink) {
+    for (const std::string& name : bottleneck_profile_names()) {
+        const NetProfile p = net_profile(name), base = net_profile(name.substr(0, name.find('-')));
+        EXPECT_EQ(p.latency_ms, base.latency_ms) << name;
+        EXPECT_EQ(p.loss, base.loss) << name;
+        EXPECT_EQ(p.queue_ms, 500.0) << name;
+        EXPECT_EQ(p.bandwidth_kbps, name.ends_with("-64k") ? 64.0 : 128.0) << name;
+    }
+    EXPECT_EQ(describe(net_profile("broadband-64k")),
+              "broadband-64k: 50 ms +- 10 ms sd (normal), loss 1%, dup 0%, 64 kbps, queue 500 ms");
+}
+
+TEST(NetSim, DelayHistogramPercentiles) {
+    DelayHistogram h;
+    for (int i = 1; i <= 100; ++i) h.add(i * 1e-3);
+    EXPECT_NEAR(h.mean_ms(), 50.5, 1e-9);
+    EXPECT_NEAR(h.percentile_ms(95), 95.5, 1e-9);
+    EXPECT_NEAR(h.percentile_ms(50), 50.5, 1e-9);
+    const DelayHistogram first = h;
+    for (int i = 0; i < 10; ++i) h.add(0.2);
+    EXPECT_EQ(h.since(first).count(), 10u);
+    EXPECT_NEAR(h.since(first).percentile_ms(50), 200.5, 1e-9);
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ void ClientSession::connect(double now_s) {
     resyncs_.clear();
     any_tick_ = false;
     loss_.restart();
-    clock_valid_ = false;
+    clock_ = {};
     refusal_.clear();
     refusal_code_ = DisconnectCode::None;
     sealer_.reset();
@@ -474,18 +474,13 @@ void ClientSession::on_pong(const DecodedPacket& p, double now_s) {
         pong_arrived_s_ = now_s;
     }
     rtt_ms_ = net::smoothed_rtt_ms(rtt_ms_, rtt);
-    // The server answered at our sent + rtt / 2 + held; keep the least-delayed recent estimates
-    // (within 10 % of the mean round trip, or half a millisecond: on a LAN or loopback the round
-    // trip's own jitter is larger than 10 % of it, and would keep the first estimate for good).
-    const double offset = double(m->server_time_us()) * 1e-6 - (sent + 0.5 * rtt + held);
-    if (!clock_valid_ || rtt * 1000.0 <= rtt_ms_ * 1.1 + 0.5) {
-        clock_offset_s_ = clock_valid_ ? 0.7 * clock_offset_s_ + 0.3 * offset : offset;
-        clock_valid_ = true;
-    }
+    if (m->rate_bps() != 0) stats_.server_rate_bps = double(m->rate_bps());
+    // The server answered at our sent + rtt / 2 + held (clock_filter.h: which answers to trust).
+    clock_.add(now_s, rtt, double(m->server_time_us()) * 1e-6 - (sent + 0.5 * rtt + held));
 }
 
 double ClientSession::server_tick_at(double now_s) const {
-    if (clock_valid_) return (now_s + clock_offset_s_) * double(tick_hz_);
+    if (clock_.valid()) return (now_s + clock_.offset_s()) * double(tick_hz_);
     return double(newest_tick_);
 }
 

@@ -31,6 +31,7 @@
 #include <kinesync/client/connection.h>
 
 #include "client/src/challenge_sample.h"
+#include "common/src/net/clock_filter.h"
 #include "client/src/character_assembly.h"
 #include "client/src/loss_counter.h"
 #include "client/src/resync_throttle.h"
@@ -168,8 +169,8 @@ public:
     double rtt_ms() const { return rtt_ms_; }
     // Estimated server tick at local time now_s (fractional), from pongs and snapshot ticks.
     double server_tick_at(double now_s) const;
-    double clock_offset_s() const { return clock_offset_s_; }
-    bool clock_valid() const { return clock_valid_; }  // a pong has been received
+    double clock_offset_s() const { return clock_.offset_s(); }
+    bool clock_valid() const { return clock_.valid(); }  // a pong has been received
     const ClientSessionStats& stats() const { return stats_; }
     const SnapshotDecoder& decoder() const { return decoder_; }
 
@@ -247,8 +248,7 @@ private:
     double rtt_ms_ = 0;
     uint64_t pong_server_clock_us_ = 0;  // the newest Pong's server clock, echoed in the next Ping
     double pong_arrived_s_ = 0;          // and when it arrived
-    double clock_offset_s_ = 0;  // server time (s) - local time (s)
-    bool clock_valid_ = false;
+    net::ClockOffsetFilter clock_;  // server time (s) - local time (s)
     ClientSessionStats stats_;
 };
 

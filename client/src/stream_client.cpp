@@ -157,13 +157,16 @@ void check_config(const StreamClientConfig& c) {
     if (c.viewpoint)
         check_field(std::fabs(c.viewpoint->x) <= 1e6f && std::fabs(c.viewpoint->y) <= 1e6f && std::fabs(c.viewpoint->z) <= 1e6f, "viewpoint",
                     c.viewpoint->x, "finite and within 1e6 m");
-    if (c.simulate) {
+    for (const auto& [profile, field] : {std::pair{&c.simulate, "config.simulate"}, std::pair{&c.simulate_up, "config.simulate_up"}}) {
+        if (!*profile) continue;
         try {
-            validate(*c.simulate);
+            validate(**profile);
         } catch (const std::invalid_argument& e) {
-            throw Error(Errc::InvalidConfig, std::string("StreamClient: config.simulate: ") + e.what(), "config.simulate");
+            throw Error(Errc::InvalidConfig, std::string("StreamClient: ") + field + ": " + e.what(), field);
         }
     }
+    if (c.simulate_up && !c.simulate)
+        throw Error(Errc::InvalidConfig, "StreamClient: config.simulate_up is set without config.simulate", "config.simulate_up");
 }
 
 }  // namespace
@@ -212,7 +215,7 @@ StreamClient::StreamClient(const StreamClientConfig& cfg) : impl_(std::make_uniq
     im.socket.non_blocking(true);
     im.session.set_local_addresses(local_addresses(im.socket, im.server));
     im.receive_timestamps = enable_receive_timestamps(im.socket.native_handle());
-    if (cfg.simulate) im.link = std::make_unique<NetLink>(*cfg.simulate, cfg.seed);
+    if (cfg.simulate) im.link = std::make_unique<NetLink>(*cfg.simulate, cfg.simulate_up ? *cfg.simulate_up : *cfg.simulate, cfg.seed);
     if (!cfg.skeleton_cache_dir.empty()) {
         im.cache.emplace(cfg.skeleton_cache_dir);
         im.offer = im.read_cache(*im.cache);

@@ -50,8 +50,10 @@ void add_client_options(CLI::App& app, ClientOptions& o) {
                    "give up (exit 1) when no bot has connected after this many seconds (0: keep trying)")
         ->capture_default_str()->check(CLI::NonNegativeNumber);
     app.add_option("--report", o.report, "write a JSON report here at the end");
-    app.add_option("--profile", o.profile, "simulated network: lan, broadband, mobile, hostile (default: none)")
-        ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile"}));
+    app.add_option("--profile", o.profile,
+                   "simulated network: lan, broadband, mobile, hostile, or one behind a bottleneck: broadband-128k, broadband-64k, "
+                   "mobile-128k (default: none)")
+        ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile", "broadband-128k", "broadband-64k", "mobile-128k"}));
     add_network_options(app, o.net);
     app.add_option("--seed", o.seed, "seed of the network simulator")->capture_default_str();
     add_reconstruct_options(app, o.rc);
@@ -102,7 +104,11 @@ std::optional<int> make_bot_config(ClientOptions& o, const CLI::App& app, BotCon
         if (!o.token_file.empty()) token = read_token(o);
         if (!o.profile.empty() || any_network_option(app)) {
             bc.profile = resolve_network(app, o.net, o.profile);
+            bc.up_profile = resolve_uplink(app, o.net, *bc.profile, o.profile.empty() ? NetProfile{} : net_profile(o.profile));
             std::printf("network: %s\n", describe(*bc.profile).c_str());
+            if (bc.up_profile->bottlenecked() != bc.profile->bottlenecked() || bc.up_profile->bandwidth_kbps != bc.profile->bandwidth_kbps ||
+                bc.up_profile->trace != bc.profile->trace)
+                std::printf("uplink: %s\n", describe(*bc.up_profile).c_str());
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kinesync-client: %s\n", e.what());
@@ -113,7 +119,7 @@ std::optional<int> make_bot_config(ClientOptions& o, const CLI::App& app, BotCon
 
 void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
     uint64_t received = 0, lost = 0, datagrams_lost = 0;
-    double bps = 0, rtt = 0;
+    double bps = 0, rtt = 0, rate = 0;
     int connected = 0;
     size_t characters = 0, joints = 0, arriving = 0;
     uint64_t requests = 0, answered = 0, forged = 0, by_reference = 0, in_full = 0;
@@ -134,6 +140,7 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
         datagrams_lost += r.datagrams_lost;
         bps += r.bytes_per_s;
         rtt += r.rtt_ms;
+        rate += r.rate_given_bps;
         connected += b->state() == ConnectionState::Connected;
         characters += r.characters_shown;
         joints += r.joints_shown;
@@ -142,10 +149,10 @@ void stats_line(const std::vector<std::unique_ptr<Bot>>& all, double t) {
     // The handshake's figures say how hard it was to get in (a flood answers a share of requests).
     const std::string handshake = forged ? fmt::format("handshake {} sent, {} answered, {} forged refused", requests, answered, forged)
                                          : fmt::format("handshake {} sent, {} answered", requests, answered);
-    std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost (datagrams %llu lost) | %.1f kB/s per bot | rtt %.1f ms | %s | "
+    std::printf("[%6.1f s] bots %d connected %d | snapshots %llu received, %llu lost (datagrams %llu lost) | %.1f kB/s per bot (given %.0f kbit/s) | rtt %.1f ms | %s | "
                 "shown %zu characters, %zu joints%s%s\n",
                 t, int(all.size()), connected, (unsigned long long)received, (unsigned long long)lost,
-                (unsigned long long)datagrams_lost, bps / double(all.size()) / 1000.0,
+                (unsigned long long)datagrams_lost, bps / double(all.size()) / 1000.0, rate / double(all.size()) / 1000.0,
                 rtt / double(all.size()), handshake.c_str(), characters, joints,
                 arriving ? fmt::format(", {} still arriving", arriving).c_str() : "",
                 by_reference ? fmt::format(" | skeletons {} by reference, {} in full", by_reference, in_full).c_str() : "");
@@ -171,14 +178,14 @@ bool write_report(const ClientOptions& o, const std::vector<std::unique_ptr<Bot>
         char line[2048];
         std::snprintf(line, sizeof line,
                       "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"datagrams_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
-                      "\"time_sync_err_ms\": %.2f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, "
+                      "\"time_sync_err_ms\": %.2f, \"rate_given_kbps\": %.1f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, "
                       "\"entries_refused\": %llu, \"entries_early\": %llu, \"resyncs_sent\": %llu, \"characters_shown\": %zu, \"joints_shown\": %zu, "
                       "\"characters_arriving\": %zu, \"skeletons_by_reference\": %llu, \"skeletons_in_full\": %llu, "
                       "\"skeleton_errors\": %llu, \"skeleton_cache_refused\": %llu, "
                       "\"connect_requests\": %llu, \"challenges\": %llu, \"challenges_forged\": %llu, \"challenges_own\": %llu, \"state\": \"%s\"}%s\n",
                       (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost,
                       (unsigned long long)r.datagrams_lost, r.bytes_per_s, r.rtt_ms,
-                      r.time_sync_err_ms, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects,
+                      r.time_sync_err_ms, r.rate_given_bps / 1000.0, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects,
                       (unsigned long long)r.entries_refused, (unsigned long long)r.entries_early, (unsigned long long)r.resyncs_sent,
                       r.characters_shown, r.joints_shown,
                       r.characters_arriving, (unsigned long long)r.skeletons_by_reference, (unsigned long long)r.skeletons_in_full,

@@ -80,6 +80,7 @@ bool replay_profile(ReplayOptions& o, const RecordingScan& rec, bool first, Outp
     const std::vector<StrategyReport> reports = reports_of(r);
     print_run(hdr, reports, r, o);
     std::string report = fidelity_json(hdr, reports);
+    report.insert(report.rfind("\n}"), path_json(r));  // last members of the report's object
     if (view && !write_view(o, rec, r, *view, report)) return false;
     out.json += report;
     if (!o.svg.empty()) out.panels.push_back(timeline_panel(hdr, reports, r));
@@ -132,6 +133,7 @@ int main(int argc, char** argv) {
     for (size_t pi = 0; pi < profiles.size(); ++pi) {
         try {
             o.cfg.profile = resolve_network(app, o.net, profiles[pi]);
+            o.cfg.up_profile = resolve_uplink(app, o.net, o.cfg.profile, net_profile(profiles[pi]));
         } catch (const std::exception& e) {
             std::fprintf(stderr, "kinesync-replay: %s\n", e.what());
             return 2;

@@ -8,8 +8,10 @@ namespace {
 
 void add_run_options(CLI::App& app, ReplayOptions& o) {
     app.add_option("RECORDING", o.recording, "a recording made with kinesync-server --record")->required();
-    app.add_option("--profile", o.profile, "lan, broadband, mobile, hostile, or all")->capture_default_str()
-        ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile", "all"}));
+    app.add_option("--profile", o.profile,
+                   "lan, broadband, mobile, hostile, all (those four), or one behind a bottleneck: broadband-128k, broadband-64k, "
+                   "mobile-128k")->capture_default_str()
+        ->check(CLI::IsMember({"lan", "broadband", "mobile", "hostile", "all", "broadband-128k", "broadband-64k", "mobile-128k"}));
     add_network_options(app, o.net);
     app.add_option("--snapshot-hz", o.cfg.snapshot_hz, "snapshots per second")->capture_default_str()->check(CLI::Range(1.0f, 240.0f));
     app.add_option("--strategy", o.strategy,
@@ -20,7 +22,8 @@ void add_run_options(CLI::App& app, ReplayOptions& o) {
         ->check(CLI::IsMember({"snap", "interp", "hermite", "extrap", "deadblend", "deadblend+sod", "hermite+ahead",
                                "deadblend+sod+ahead", "all"}));
     app.add_option("--seed", o.cfg.seed, "network simulator seed")->capture_default_str();
-    app.add_option("--bandwidth", o.bandwidth_kbps, "per-client budget, kbit/s")->capture_default_str();
+    app.add_option("--bandwidth", o.bandwidth_kbps, "per-client budget, kbit/s: the most the server's rate reaches")->capture_default_str();
+    app.add_flag("--fixed-rate", o.fixed_rate, "the server sends at the budget whatever the path carries (the rate does not follow it)");
     app.add_option("--hold-error", o.hold_error_cm,
                    "the server sends nothing of a character while the client's prediction stays within this many cm "
                    "(default: the server's)")
@@ -75,6 +78,7 @@ void add_replay_options(CLI::App& app, ReplayOptions& o) {
 std::optional<int> finish_replay_options(ReplayOptions& o, const RecordingScan& rec) {
     ReplayConfig& cfg = o.cfg;
     cfg.bandwidth_bps = o.bandwidth_kbps * 1000.0f;
+    cfg.adapt_rate = !o.fixed_rate;
     if (o.hold_error_cm >= 0.0f) cfg.hold_error_m = o.hold_error_cm / 100.0f;
     if (o.hold_ahead_error_cm >= 0.0f) cfg.hold_ahead_error_m = o.hold_ahead_error_cm / 100.0f;
     if (!o.viewpoint.empty()) {

@@ -18,7 +18,7 @@ struct ReplayOptions {
     float bandwidth_kbps = 256.0f;
     float hold_error_cm = -1.0f;  // < 0: the server's default
     float hold_ahead_error_cm = -1.0f;
-    bool quiet = false;
+    bool quiet = false, fixed_rate = false;
     double view_from = 0, view_span = 120;
 };
 

@@ -54,7 +54,40 @@ void print_crowd(const ReplayResult& r, const ReplayOptions& o) {
                                         rows, "  ").c_str());
 }
 
+// What the path did with what the server sent, and the rate the server kept.
+void print_path(const char* which, const PathReport& p, const ReplayOptions& o) {
+    if (o.cfg.profile.bottlenecked())
+        std::printf("(%spath: %.2f kB/s delivered; %llu dropped by the bottleneck's queue; delay mean %.0f ms, p95 %.0f ms; queued at the "
+                    "bottleneck mean %.0f ms, p95 %.0f ms)\n",
+                    which, p.delivered_bytes_per_s / 1000.0, (unsigned long long)p.queue_dropped, p.delay_mean_ms, p.delay_p95_ms,
+                    p.queue_wait_mean_ms, p.queue_wait_p95_ms);
+    if (!o.cfg.adapt_rate) return;
+    std::printf("(%sthe server's rate: mean %.0f kbit/s of a %.0f kbit/s budget, last %.0f; lowered %llu times for delay, %llu for loss; "
+                "%llu silences, %llu recovered)\n",
+                which, p.rate_mean_bps / 1000.0, o.cfg.bandwidth_bps / 1000.0, p.rate_last_bps / 1000.0,
+                (unsigned long long)p.rate_lowered_delay, (unsigned long long)p.rate_lowered_loss, (unsigned long long)p.rate_silences,
+                (unsigned long long)p.rate_recovered);
+}
+
+std::string path_members(const PathReport& p) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "{\"delivered_bytes_per_s\": %.1f, \"queue_dropped\": %llu, \"delay_mean_ms\": %.1f, \"delay_p95_ms\": %.1f, "
+                  "\"queue_wait_mean_ms\": %.1f, \"queue_wait_p95_ms\": %.1f, \"rate_mean_bps\": %.0f, \"rate_last_bps\": %.0f, "
+                  "\"rate_lowered_delay\": %llu, \"rate_lowered_loss\": %llu, \"rate_silences\": %llu, \"rate_recovered\": %llu}",
+                  p.delivered_bytes_per_s, (unsigned long long)p.queue_dropped, p.delay_mean_ms, p.delay_p95_ms, p.queue_wait_mean_ms,
+                  p.queue_wait_p95_ms, p.rate_mean_bps, p.rate_last_bps, (unsigned long long)p.rate_lowered_delay,
+                  (unsigned long long)p.rate_lowered_loss, (unsigned long long)p.rate_silences, (unsigned long long)p.rate_recovered);
+    return buf;
+}
+
 }  // namespace
+
+std::string path_json(const ReplayResult& r) {
+    std::string s = ",\n  \"path\": " + path_members(r.path);
+    if (r.ahead_bytes_per_s > 0) s += ",\n  \"ahead_path\": " + path_members(r.ahead_path);
+    return s;
+}
 
 void print_run(const ReportHeader& hdr, const std::vector<StrategyReport>& reports, const ReplayResult& r, const ReplayOptions& o) {
     std::printf("%s", fidelity_table(hdr, reports).c_str());
@@ -67,6 +100,8 @@ void print_run(const ReportHeader& hdr, const std::vector<StrategyReport>& repor
                 " session adds 18-20 bytes to each datagram)\n",
                 r.payload_bytes_per_character, r.envelope_bytes_per_datagram);
     print_crowd(r, o);
+    print_path("", r.path, o);
+    if (r.ahead_bytes_per_s > 0) print_path("+ahead run: ", r.ahead_path, o);
     std::printf("\n");
     std::fflush(stdout);
 }

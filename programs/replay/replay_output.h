@@ -16,7 +16,9 @@ namespace ks {
 ReportHeader header_of(const std::string& recording, const ReplayConfig& cfg);
 std::vector<StrategyReport> reports_of(const ReplayResult& r);
 
-// The table, the clock and byte figures, and in crowd mode the nearest against the rest.
+// The path's and the rate's figures as the last members of a report's JSON object (",\n  \"path\": {...}").
+std::string path_json(const ReplayResult& r);
+// The table, the clock and byte figures, in crowd mode the nearest against the rest, the path.
 void print_run(const ReportHeader& hdr, const std::vector<StrategyReport>& reports, const ReplayResult& r, const ReplayOptions& o);
 
 // The capture for --view: the truth, then the present strategies, then the +ahead ones.

@@ -90,7 +90,11 @@ void add_network_options(CLI::App& app, ServerOptions& o) {
                  "yes, really: serve unauthenticated on a non-loopback address (every stats line then warns)");
     app.add_option("--port", o.port, "UDP port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
     app.add_option("--snapshot-hz", sc.snapshot_hz, "snapshots per second to each client")->capture_default_str()->check(CLI::Range(1.0f, 240.0f));
-    app.add_option("--bandwidth", o.bandwidth_kbps, "per-client budget, kbit/s of UDP payload")->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--bandwidth", o.bandwidth_kbps, "per-client budget, kbit/s on the wire: the most a client's rate reaches")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--min-bandwidth", o.min_bandwidth_kbps, "the least a client's rate falls to when its path queues or loses, kbit/s")
+        ->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_flag("--fixed-rate", o.fixed_rate, "send every client the budget whatever its path carries (the rate does not follow it)");
     app.add_option("--max-clients", sc.max_clients, "most clients at once")->capture_default_str()->check(CLI::Range(1, 1024));
     app.add_option("--timeout", sc.timeout_s, "drop a client silent for this many seconds")->capture_default_str();
     app.add_option("--recv-buffer", o.recv_buffer, "UDP receive buffer, bytes (4MiB, 512KiB, ...; 0: the kernel's default; Linux caps it at net.core.rmem_max)")
@@ -159,6 +163,8 @@ std::optional<int> finish_server_options(ServerOptions& o, const CLI::App& app, 
     if (o.decisions == "decisive") wc.controller.switch_min_s = 1.0f, wc.controller.switch_max_s = 2.0f;
     if (o.decisions == "none") wc.controller.switch_min_s = wc.controller.switch_max_s = 1e9f;
     sc.bandwidth_bps = o.bandwidth_kbps * 1000.0f;
+    sc.min_bandwidth_bps = std::min(o.min_bandwidth_kbps, o.bandwidth_kbps) * 1000.0f;
+    sc.follow_path = !o.fixed_rate;
     sc.network = !o.no_network;
     sc.tick_hz = wc.tick_hz;
     sc.record_path = o.record;

@@ -21,7 +21,8 @@ struct ServerOptions {
     ClipLoadOptions lo;
     std::string transition = "deadblend", record, log_level = "info", decisions = "standard";
     std::string key_file, http_bind = "127.0.0.1";
-    float bandwidth_kbps = 256.0f, duration = 0.0f, stats_every = 5.0f;
+    float bandwidth_kbps = 256.0f, min_bandwidth_kbps = 32.0f, duration = 0.0f, stats_every = 5.0f;
+    bool fixed_rate = false;
     bool no_network = false;
     int record_queue_mb = 64;
     double look_ahead_s = 0.25, drain_grace = 2.0;

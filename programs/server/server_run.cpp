@@ -129,6 +129,7 @@ ops::MetricsSnapshot ServerRun::metrics() const {
     m.recording_queue_bytes = st.recording_queue_bytes;
     m.ticks_not_published = st.ticks_not_published;
     m.clients = st.clients.size();
+    m.client_reports = st.clients;
     m.characters = st.characters;
     m.tick_p50_s = state_.tick_p50_s;
     m.tick_p99_s = state_.tick_p99_s;

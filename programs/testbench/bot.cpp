@@ -14,6 +14,7 @@ StreamClientConfig Bot::client_config(const BotConfig& cfg) {
     c.io = IoMode::Pumped;
     c.reconnect_after_s = cfg.reconnect_after_s;
     c.simulate = cfg.profile;
+    c.simulate_up = cfg.up_profile;
     c.seed = cfg.seed;
     c.viewpoint = cfg.viewpoint;
     c.connect_token = cfg.connect_token;
@@ -60,6 +61,7 @@ BotReport Bot::report(double now_s) const {
     r.datagrams_lost = s.session.datagrams_lost;
     r.bytes_per_s = double(s.session.bytes_in + 28 * s.session.datagrams_in) / std::max(1e-9, now_s - started_);
     r.rtt_ms = s.rtt_ms;
+    r.rate_given_bps = s.session.server_rate_bps;
     r.time_sync_err_ms = s.time_sync_error_ms;
     r.reconstruct_ns_per_character = s.render_ns_per_character;
     r.reconnects = s.reconnects;

@@ -15,7 +15,8 @@ struct BotConfig {
     std::string host = "127.0.0.1";
     uint16_t port = 40000;
     ReconstructConfig reconstruct;
-    std::optional<NetProfile> profile;  // none: the socket directly
+    std::optional<NetProfile> profile;     // none: the socket directly
+    std::optional<NetProfile> up_profile;  // the client -> server direction's, when it differs
     uint64_t seed = 1;
     double render_hz = 60.0;
     double reconnect_after_s = 1.0;
@@ -32,6 +33,7 @@ struct BotReport {
     uint64_t snapshots_received = 0, snapshots_lost = 0;
     uint64_t datagrams_lost = 0;  // the server's, lost on the way (gaps in their sequence)
     double bytes_per_s = 0, rtt_ms = 0, time_sync_err_ms = 0, reconstruct_ns_per_character = 0;
+    double rate_given_bps = 0;  // the rate the server says it sends at (0: not said yet)
     uint64_t reconnects = 0, malformed = 0;
     uint64_t entries_refused = 0, resyncs_sent = 0;  // snapshot entries refused alone, and full updates asked for
     uint64_t entries_early = 0;  // entries of characters whose skeleton had not arrived yet

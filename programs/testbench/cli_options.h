@@ -100,6 +100,10 @@ inline void add_correction_options(CLI::App& app, ReconstructConfig& rc) {
 // --latency --jitter --loss --burst --dup, each overriding one field of the chosen profile.
 struct NetworkOptions {
     NetProfile custom;
+    // The bottleneck of each direction: "link" server -> client, "uplink" client -> server.
+    double link_kbps = 0, link_queue_ms = 0, uplink_kbps = 0, uplink_queue_ms = 0;
+    size_t link_queue_bytes = 0, uplink_queue_bytes = 0;
+    std::string link_trace, uplink_trace;
 };
 
 inline void add_network_options(CLI::App& app, NetworkOptions& o) {
@@ -108,16 +112,52 @@ inline void add_network_options(CLI::App& app, NetworkOptions& o) {
     app.add_option("--loss", o.custom.loss, "loss rate 0..1");
     app.add_option("--burst", o.custom.burst_length, "mean burst length: losses come in Gilbert-Elliott bursts");
     app.add_option("--dup", o.custom.duplicate, "duplicate rate 0..1");
+    app.add_option("--link-kbps", o.link_kbps, "server -> client bottleneck, kbit/s (0: none)")->check(CLI::NonNegativeNumber);
+    app.add_option("--link-queue-ms", o.link_queue_ms, "its tail-drop queue, in ms of waiting (default 500 ms)")->check(CLI::PositiveNumber);
+    app.add_option("--link-queue-bytes", o.link_queue_bytes, "or in bytes")->check(CLI::PositiveNumber);
+    app.add_option("--link-trace", o.link_trace,
+                   "server -> client capacity from a Mahimahi trace file (one delivery opportunity of 1,500 bytes per line, "
+                   "its time in ms; repeats)")->check(CLI::ExistingFile);
+    app.add_option("--uplink-kbps", o.uplink_kbps, "client -> server bottleneck, kbit/s (0: none)")->check(CLI::NonNegativeNumber);
+    app.add_option("--uplink-queue-ms", o.uplink_queue_ms, "its queue, ms (default 500 ms)")->check(CLI::PositiveNumber);
+    app.add_option("--uplink-queue-bytes", o.uplink_queue_bytes, "or in bytes")->check(CLI::PositiveNumber);
+    app.add_option("--uplink-trace", o.uplink_trace, "client -> server capacity from a Mahimahi trace file")->check(CLI::ExistingFile);
 }
 
 inline bool any_network_option(const CLI::App& app) {
-    for (const char* name : {"--latency", "--jitter", "--loss", "--burst", "--dup"})
+    for (const char* name : {"--latency", "--jitter", "--loss", "--burst", "--dup", "--link-kbps", "--link-queue-ms", "--link-queue-bytes",
+                             "--link-trace", "--uplink-kbps", "--uplink-queue-ms", "--uplink-queue-bytes", "--uplink-trace"})
         if (app.count(name)) return true;
     return false;
 }
 
+// A bottleneck from its options (prefix "link" or "uplink"), on top of `p`'s; read_link_trace's
+// errors name the file and line.
+inline void apply_bottleneck(const CLI::App& app, const std::string& prefix, double kbps, double queue_ms, size_t queue_bytes,
+                             const std::string& trace, NetProfile& p) {
+    const bool given = app.count("--" + prefix + "-kbps") || app.count("--" + prefix + "-trace");
+    if (app.count("--" + prefix + "-kbps")) p.bandwidth_kbps = kbps, p.trace.reset();
+    if (app.count("--" + prefix + "-trace")) p.trace = std::make_shared<const LinkTrace>(read_link_trace(trace));
+    if (given && p.queue_ms <= 0) p.queue_ms = 500;
+    if (app.count("--" + prefix + "-queue-ms")) p.queue_ms = queue_ms;
+    if (app.count("--" + prefix + "-queue-bytes")) p.queue_bytes = queue_bytes, p.queue_ms = 0;
+}
+
+// The client -> server direction: `down`'s profile, with the uplink's own bottleneck when given.
+inline NetProfile resolve_uplink(const CLI::App& app, const NetworkOptions& o, const NetProfile& down, const NetProfile& base_up) {
+    NetProfile p = down;
+    p.bandwidth_kbps = base_up.bandwidth_kbps;
+    p.queue_bytes = base_up.queue_bytes;
+    p.queue_ms = base_up.queue_ms;
+    p.trace = base_up.trace;
+    apply_bottleneck(app, "uplink", o.uplink_kbps, o.uplink_queue_ms, o.uplink_queue_bytes, o.uplink_trace, p);
+    validate(p);
+    return p;
+}
+
 // The profile `base` (empty: a perfect network) with the options given one by one applied; named
 // "custom" when any was given. Throws std::invalid_argument (validate) when the result is unusable.
+// The --link-* options shape the server -> client direction only (resolve_uplink the other).
 inline NetProfile resolve_network(const CLI::App& app, const NetworkOptions& o, const std::string& base) {
     NetProfile p = base.empty() ? NetProfile{} : net_profile(base);
     if (app.count("--latency")) p.latency_ms = o.custom.latency_ms;
@@ -125,7 +165,10 @@ inline NetProfile resolve_network(const CLI::App& app, const NetworkOptions& o, 
     if (app.count("--loss")) p.loss = o.custom.loss;
     if (app.count("--burst")) p.burst = true, p.burst_length = o.custom.burst_length;
     if (app.count("--dup")) p.duplicate = o.custom.duplicate;
-    if (any_network_option(app)) p.name = "custom";
+    apply_bottleneck(app, "link", o.link_kbps, o.link_queue_ms, o.link_queue_bytes, o.link_trace, p);
+    const bool shaped_only = !app.count("--latency") && !app.count("--jitter") && !app.count("--loss") && !app.count("--burst") &&
+                             !app.count("--dup");
+    if (any_network_option(app)) p.name = shaped_only && !base.empty() ? base + "+bottleneck" : "custom";
     else if (base.empty()) p.name = "none";
     validate(p);
     return p;

@@ -15,8 +15,10 @@
 #include "client/src/render_clock.h"
 #include <kinesync/common/anim/ops_fk.h>
 #include "common/src/codec/snapshot_codec.h"
+#include "server/src/net/rate_control.h"
 #include "server/src/net/relevance.h"
 #include "server/src/net/snapshot_builder.h"
+#include "common/src/net/clock_filter.h"
 #include "common/src/net/protocol.h"
 
 namespace ks {
@@ -162,8 +164,29 @@ struct Server {
     double bytes_down = 0;    // every datagram sent to the client, with its IP/UDP header
     uint64_t snapshot_datagrams = 0;
     double envelope_bytes = 0;  // datagram bytes around the snapshot payloads
+    RateControl rate;
+    bool adapt = true;
+    double rate_sum = 0;
+    uint64_t rate_n = 0;
+    std::vector<std::pair<double, double>> rate_series;
 
-    explicit Server(const BuilderConfig& bc) : builder(bc) {}
+    Server(const BuilderConfig& bc, bool adapt_rate) : builder(bc), rate(rate_config(bc, adapt_rate)), adapt(adapt_rate) {}
+    static RateControlConfig rate_config(const BuilderConfig& bc, bool adapt_rate) {
+        RateControlConfig rc;
+        rc.fixed = !adapt_rate;
+        rc.ceiling_bps = bc.bandwidth_bps;
+        rc.floor_bps = std::min(rc.floor_bps, rc.ceiling_bps);
+        rc.silence_bps = std::min(rc.silence_bps, rc.ceiling_bps);
+        return rc;
+    }
+    // A datagram down the link, counted as the live server counts it.
+    void send(NetLink& link, double ts, std::vector<uint8_t> bytes, uint16_t sequence, bool snapshot) {
+        const size_t wire = bytes.size() + kNetSimHeaderBytes;
+        bytes_down += double(wire);
+        rate.on_sent(sequence, ts, wire, snapshot);
+        if (!snapshot) builder.charge(wire);
+        link.down.send(ts, std::move(bytes));
+    }
 };
 
 // The client's end: the decoder, acks, and the server clock estimated from ping/pong.
@@ -174,8 +197,9 @@ struct Client {
     std::vector<ResyncRequest> resyncs;  // full updates to ask for (sent with the next ack)
     AckTracker received;
     uint16_t seq = 0;
-    double last_ack = -1e9, last_ping = -1e9, offset_est = 0, rtt = 0;
-    bool offset_valid = false, any_snapshot = false;
+    double last_ack = -1e9, last_ping = -1e9;
+    ClockOffsetFilter clock_offset;
+    bool any_snapshot = false;
     RenderClock clock;
     uint32_t newest_tick = 0;
 
@@ -287,13 +311,19 @@ void mark_epoch_changes(Evaluation& ev, const Scene& scene, const std::vector<st
 
 // Server: the client datagrams that reached it by `ts` (acks and pings); pings are answered.
 void server_receive(Server& s, NetLink& link, double ts) {
-    for (const auto& d : link.up.receive(ts)) {
+    std::vector<double> arrived;  // each datagram's arrival (the live server has the kernel's timestamps)
+    const auto datagrams = link.up.receive(ts, &arrived);
+    for (size_t i = 0; i < datagrams.size(); ++i) {
+        const auto& d = datagrams[i];
         const auto p = decode_packet(d);
         if (!p) continue;
         s.received.on_received(p->sequence);
         std::vector<SentPacketLog::Acked> acked;
         s.sent.on_ack(p->ack, p->ack_bits, acked);
-        for (const auto& a : acked) s.builder.on_delivered(s.meta[a.sequence % s.meta.size()].first, s.meta[a.sequence % s.meta.size()].second);
+        for (const auto& a : acked) {
+            s.builder.on_delivered(s.meta[a.sequence % s.meta.size()].first, s.meta[a.sequence % s.meta.size()].second);
+            s.rate.on_acked(a.sequence, arrived[i], a.sequence == p->ack);
+        }
         if (p->type == MessageType::Resync) {
             const auto* m = p->message<wire::Resync>();
             if (m->tick() <= s.next_tick) s.builder.resync(m->character_id(), m->first_joint(), m->tick());
@@ -303,9 +333,7 @@ void server_receive(Server& s, NetLink& link, double ts) {
             const uint16_t seq = s.seq++;
             s.sent.on_sent(seq, 0);
             s.meta[seq % s.meta.size()] = {0, {}};
-            auto bytes = build_pong(s.received.header(seq), m->client_time_us(), m->ping_id(), uint64_t(ts * 1e6), s.next_tick);
-            s.bytes_down += double(bytes.size() + kNetSimHeaderBytes);
-            link.down.send(ts, std::move(bytes));
+            s.send(link, ts, build_pong(s.received.header(seq), m->client_time_us(), m->ping_id(), uint64_t(ts * 1e6), s.next_tick), seq, false);
         }
     }
 }
@@ -350,9 +378,8 @@ void server_send_snapshot(Server& s, Scene& scene, NetLink& link, double ts) {
         s.meta[seq % s.meta.size()] = {parts[i].tick, parts[i].units};
         auto bytes = build_snapshot(s.received.header(seq), parts[i].tick, uint8_t(i), uint8_t(parts.size()), parts[i].data);
         s.envelope_bytes += double(bytes.size() - parts[i].data.size());
-        s.bytes_down += double(bytes.size() + kNetSimHeaderBytes);
         ++s.snapshot_datagrams;
-        link.down.send(ts, std::move(bytes));
+        s.send(link, ts, std::move(bytes), seq, true);
     }
 }
 
@@ -361,6 +388,13 @@ void run_server_until(Server& s, Scene& scene, NetLink& link, double t, int ever
     for (; s.next_tick <= last_tick && double(s.next_tick) / scene.tick_hz <= t + 1e-9; ++s.next_tick) {
         const double ts = double(s.next_tick) / scene.tick_hz;
         server_receive(s, link, ts);
+        if (s.adapt) {
+            s.rate.update(ts);
+            s.builder.set_bandwidth(float(s.rate.rate_bps()));
+        }
+        if (s.rate_series.empty() || ts - s.rate_series.back().first >= 0.1 - 1e-9) s.rate_series.push_back({ts, s.rate.rate_bps()});
+        s.rate_sum += s.rate.rate_bps();
+        ++s.rate_n;
         if (s.next_tick % uint32_t(every) != 0) continue;
         server_send_snapshot(s, scene, link, ts);
     }
@@ -372,12 +406,7 @@ void client_on_pong(Client& c, const DecodedPacket& p, double t_client) {
     const auto* m = p.message<wire::Pong>();
     const double sent = double(m->client_time_us()) * 1e-6;
     const double r = t_client - sent;
-    c.rtt = c.rtt == 0 ? r : 0.8 * c.rtt + 0.2 * r;
-    const double off = double(m->server_time_us()) * 1e-6 - (sent + 0.5 * r);
-    if (!c.offset_valid || r <= c.rtt * 1.1) {
-        c.offset_est = c.offset_valid ? 0.7 * c.offset_est + 0.3 * off : off;
-        c.offset_valid = true;
-    }
+    c.clock_offset.add(t_client, r, double(m->server_time_us()) * 1e-6 - (sent + 0.5 * r));
 }
 
 // Client: a snapshot datagram that arrived at `arrival`; its characters go to every variant's
@@ -453,7 +482,7 @@ void client_send(Client& c, NetLink& link, double t, double t_client, bool got_s
 void render_and_measure(Evaluation& ev, Client& c, Scene& scene, double t, double t_client, double render_dt) {
     const RecordingHeader& h = scene.h;
     const double tick_hz = scene.tick_hz;
-    const double est = c.clock.at(t_client, c.offset_est);
+    const double est = c.clock.at(t_client, c.clock_offset.offset_s());
     const double dt = ev.last_render_est < -1e299 ? render_dt : std::max(0.0, est - ev.last_render_est);
     ev.last_render_est = est;
     ev.clock_err_sum += std::fabs(est - t) * 1000.0;
@@ -503,7 +532,23 @@ void collect_results(ReplayResult& out, Evaluation& ev, const Server& s, const N
     out.payload_bytes_per_character = st.characters_sent ? double(st.payload_bytes) / double(st.characters_sent) : 0.0;
     out.envelope_bytes_per_datagram = s.snapshot_datagrams ? s.envelope_bytes / double(s.snapshot_datagrams) : 0.0;
     out.clock_error_ms = ev.clock_err_n ? ev.clock_err_sum / double(ev.clock_err_n) : 0.0;
-    out.datagrams_lost = link.down.stats().lost;
+    const NetworkSimulator::Stats& down = link.down.stats();
+    out.datagrams_lost = down.lost;
+    PathReport& path = out.path;
+    path.queue_dropped = down.queue_dropped;
+    path.delivered_bytes_per_s = double(down.bytes_delivered) / seconds;
+    path.delay_mean_ms = down.delay.mean_ms();
+    path.delay_p95_ms = down.delay.percentile_ms(95);
+    path.queue_wait_mean_ms = down.queue_wait.mean_ms();
+    path.queue_wait_p95_ms = down.queue_wait.percentile_ms(95);
+    path.rate_mean_bps = s.rate_n ? s.rate_sum / double(s.rate_n) : 0.0;
+    path.rate_last_bps = s.rate.rate_bps();
+    const auto& ch = s.rate.changes();
+    path.rate_lowered_delay = ch[size_t(RateChange::Delay)];
+    path.rate_lowered_loss = ch[size_t(RateChange::Loss)];
+    path.rate_silences = ch[size_t(RateChange::Silence)];
+    path.rate_recovered = ch[size_t(RateChange::Recovered)];
+    path.rate_series = s.rate_series;
     for (size_t k = 0; k < ev.variants.size(); ++k) {
         ev.acc[k].add_bytes(s.bytes_down, seconds);
         ev.acc[k].add_joint_bits(double(st.joint_bits), double(st.joints));
@@ -522,8 +567,8 @@ void collect_results(ReplayResult& out, Evaluation& ev, const Server& s, const N
 ReplayResult replay(Scene& scene, uint32_t first_tick, uint32_t last_tick,
                     const std::vector<std::pair<uint16_t, EpochMark>>& changes, const ReplayConfig& cfg) {
     ReplayResult out;
-    NetLink link(cfg.profile, cfg.seed);
-    Server server(builder_config(cfg, scene.tick_hz));
+    NetLink link(cfg.profile, cfg.up_profile ? *cfg.up_profile : cfg.profile, cfg.seed);
+    Server server(builder_config(cfg, scene.tick_hz), cfg.adapt_rate);
     Client client(scene.tick_hz);
     Evaluation ev;
     setup_evaluation(ev, cfg, scene.h);
@@ -552,7 +597,7 @@ ReplayResult replay(Scene& scene, uint32_t first_tick, uint32_t last_tick,
         run_server_until(server, scene, link, t, every, last_tick);
         const bool got_snapshot = client_receive(client, scene, ev, link, t, t_client);
         client_send(client, link, t, t_client, got_snapshot, frame_index);
-        if (!client.any_snapshot || !client.offset_valid) continue;  // a client renders once its clock is synchronised
+        if (!client.any_snapshot || !client.clock_offset.valid()) continue;  // a client renders once its clock is synchronised
         render_and_measure(ev, client, scene, t, t_client, render_dt);
         if (cfg.progress && frame_index % 600 == 0) cfg.progress((t - t_begin) / std::max(1e-9, t_end - t_begin));
     }
@@ -584,6 +629,7 @@ ReplayResult replay_both(const ReplayConfig& cfg, const std::function<ReplayResu
     if (present.variants.empty()) {
         ReplayResult r = run(ahead, true);
         r.ahead_bytes_per_s = r.bytes_per_s;
+        r.ahead_path = r.path;
         return r;
     }
     ReplayResult out = run(present, false);
@@ -594,6 +640,7 @@ ReplayResult replay_both(const ReplayConfig& cfg, const std::function<ReplayResu
     }
     ReplayResult r = run(second, true);
     out.ahead_bytes_per_s = r.bytes_per_s;
+    out.ahead_path = r.path;
     out.strategies.insert(out.strategies.end(), r.strategies.begin(), r.strategies.end());
     return out;
 }

@@ -28,7 +28,11 @@
 namespace ks {
 
 struct ReplayConfig {
-    NetProfile profile;
+    NetProfile profile;                   // both directions, or server -> client when up_profile is set
+    std::optional<NetProfile> up_profile;  // client -> server
+    // The server's rate follows the path (server/src/net/rate_control.h) between a floor and
+    // bandwidth_bps; false: a fixed rate of bandwidth_bps (the A/B).
+    bool adapt_rate = true;
     float snapshot_hz = 30.0f;
     double render_hz = 60.0;
     uint64_t seed = 1;
@@ -70,6 +74,19 @@ struct ReplayStrategyResult {
     std::optional<CrowdResult> crowd;  // crowd mode only
 };
 
+// The path server -> client in one run, and the server's rate on it.
+struct PathReport {
+    // Datagrams the bottleneck's queue dropped, bytes delivered per second (with IP/UDP headers),
+    // each datagram's delay from send to delivery and its wait in the bottleneck's queue (until
+    // its first byte is carried), ms.
+    uint64_t queue_dropped = 0;
+    double delivered_bytes_per_s = 0, delay_mean_ms = 0, delay_p95_ms = 0, queue_wait_mean_ms = 0, queue_wait_p95_ms = 0;
+    // The sender's rate: its mean over the run (bit/s), its last, and its changes by cause.
+    double rate_mean_bps = 0, rate_last_bps = 0;
+    uint64_t rate_lowered_delay = 0, rate_lowered_loss = 0, rate_silences = 0, rate_recovered = 0;
+    std::vector<std::pair<double, double>> rate_series;  // the rate every 0.1 s (time s, bit/s)
+};
+
 struct ReplayResult {
     std::vector<ReplayStrategyResult> strategies;
     std::vector<double> epoch_times_s;                           // teleports and resets, all characters
@@ -83,6 +100,7 @@ struct ReplayResult {
     // around the payload, IP/UDP not included) per snapshot datagram.
     double payload_bytes_per_character = 0, envelope_bytes_per_datagram = 0;
     uint64_t snapshot_datagrams = 0, datagrams_lost = 0;
+    PathReport path, ahead_path;  // the present strategies' run, and the "+ahead" ones' (when it ran)
 };
 
 // Replays a recording held whole in memory.

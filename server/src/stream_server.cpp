@@ -198,6 +198,7 @@ void check_config(const StreamServerConfig& c) {
         bad_config("snapshot_hz", c.snapshot_hz, "a whole number dividing tick_hz");
     if (c.io != IoMode::Pumped && c.io != IoMode::OwnThread) bad_config("io", int(c.io), "an IoMode");
     if (!(c.bandwidth_bps >= 8000 && std::isfinite(c.bandwidth_bps))) bad_config("bandwidth_bps", c.bandwidth_bps, "finite and at least 8000");
+    if (!(c.min_bandwidth_bps >= 8000 && std::isfinite(c.min_bandwidth_bps))) bad_config("min_bandwidth_bps", c.min_bandwidth_bps, "finite and at least 8000");
     if (c.max_clients < 1 || c.max_clients > 4096) bad_config("max_clients", c.max_clients, "1..4096");
     if (!(c.timeout_s > 0 && c.timeout_s <= 3600)) bad_config("timeout_s", c.timeout_s, "in (0, 3600] seconds");
     if (!(c.reliable_timeout_s > 0 && c.reliable_timeout_s <= 3600)) bad_config("reliable_timeout_s", c.reliable_timeout_s, "in (0, 3600] seconds");
@@ -231,6 +232,8 @@ StreamServer::StreamServer(const StreamServerConfig& cfg) : impl_(std::make_uniq
         sc.tick_hz = cfg.tick_hz;
         sc.snapshot_hz = cfg.snapshot_hz;
         sc.bandwidth_bps = cfg.bandwidth_bps;
+        sc.follow_path = cfg.follow_path;
+        sc.min_bandwidth_bps = cfg.min_bandwidth_bps;
         sc.max_clients = cfg.max_clients;
         sc.timeout_s = cfg.timeout_s;
         sc.secret_seed = cfg.secret_seed;

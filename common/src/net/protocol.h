@@ -177,7 +177,8 @@ std::vector<uint8_t> build_ack(const PacketHeader& h, uint32_t snapshot_tick, st
 std::vector<uint8_t> build_ping(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id, uint64_t echo_server_clock_us = 0,
                                 uint64_t echo_held_us = 0);
 std::vector<uint8_t> build_pong(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id,
-                                uint64_t server_time_us, uint32_t server_tick, uint64_t server_clock_us = 0, uint64_t held_us = 0);
+                                uint64_t server_time_us, uint32_t server_tick, uint64_t server_clock_us = 0, uint64_t held_us = 0,
+                                uint32_t rate_bps = 0);
 // Throws std::invalid_argument when the reason exceeds kMaxReasonBytes.
 std::vector<uint8_t> build_disconnect(const PacketHeader& h, std::string_view reason, uint8_t code = 0);
 std::vector<uint8_t> build_events(const PacketHeader& h, uint32_t message_id, std::span<const EventInfo> events);

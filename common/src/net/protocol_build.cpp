@@ -159,9 +159,10 @@ std::vector<uint8_t> build_ping(const PacketHeader& h, uint64_t client_time_us, 
 }
 
 std::vector<uint8_t> build_pong(const PacketHeader& h, uint64_t client_time_us, uint32_t ping_id,
-                                uint64_t server_time_us, uint32_t server_tick, uint64_t server_clock_us, uint64_t held_us) {
+                                uint64_t server_time_us, uint32_t server_tick, uint64_t server_clock_us, uint64_t held_us,
+                                uint32_t rate_bps) {
     auto fbb = builder();
-    finish(fbb, h, wire::CreatePong(fbb, client_time_us, ping_id, server_time_us, server_tick, server_clock_us, held_us));
+    finish(fbb, h, wire::CreatePong(fbb, client_time_us, ping_id, server_time_us, server_tick, server_clock_us, held_us, rate_bps));
     return take(fbb, "build_pong");
 }
 

@@ -6,12 +6,15 @@
 // The named profiles are those of docs/FIDELITY.md ("Networks").
 //
 // What happens to a datagram submitted with send(now, d), in this order:
-//  1. Bandwidth cap (bandwidth_kbps > 0): the link serialises datagrams one after another at
-//     bandwidth_kbps * 1000 bit/s, each counted as its payload plus kNetSimHeaderBytes (28 bytes of
-//     IP/UDP header, as docs/FIDELITY.md counts bytes_per_s). The queue holds the bytes not yet
-//     serialised, including the rest of the datagram on the wire. A datagram that would take it
-//     past queue_bytes is tail-dropped (stats().queue_dropped); otherwise it leaves the link when
-//     its last bit is serialised. Without a cap it leaves at `now`.
+//  1. Bottleneck (NetProfile::bottlenecked()): with bandwidth_kbps > 0 the link serialises datagrams
+//     one after another at bandwidth_kbps * 1000 bit/s, each counted as its payload plus
+//     kNetSimHeaderBytes (28 bytes of IP/UDP header, as docs/FIDELITY.md counts bytes_per_s); with a
+//     trace it carries the queue's bytes, first in first out, in the trace's opportunities (a
+//     datagram may span several; the trace's time 0 is the link's first datagram). The queue holds
+//     the bytes not yet carried, including the rest of the datagram on the wire. A datagram that
+//     would take it past queue_bytes, or with queue_ms > 0 would leave more than queue_ms after it
+//     came, is tail-dropped (stats().queue_dropped); otherwise it leaves the link when its last
+//     byte is carried. Without a bottleneck it leaves at `now`.
 //  2. Loss (stats().lost), decided per datagram that passed the queue, so a lost datagram still
 //     used the link (it is lost downstream of the bottleneck):
 //     - burst == false: independent, probability `loss`; a run of consecutive losses then has
@@ -50,8 +53,11 @@
 //
 // Not thread-safe: one simulator per direction, used from one thread (or under the caller's lock).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -59,6 +65,23 @@
 #include <kinesync/common/net/net_profile.h>
 
 namespace ks {
+
+// Delays in 1 ms bins up to 30 s (longer ones in the last): mean and percentiles in bounded memory.
+class DelayHistogram {
+public:
+    void add(double seconds);
+    uint64_t count() const { return count_; }
+    double mean_ms() const { return count_ ? sum_ms_ / double(count_) : 0.0; }
+    double percentile_ms(double p) const;  // p in [0, 100]; 0 when empty
+    double max_ms() const { return max_ms_; }
+    // What was added after `earlier` (a copy of this histogram taken then); its max is this one's.
+    DelayHistogram since(const DelayHistogram& earlier) const;
+
+private:
+    std::vector<uint32_t> bins_ = std::vector<uint32_t>(30001);
+    uint64_t count_ = 0;
+    double sum_ms_ = 0, max_ms_ = 0;
+};
 
 class NetworkSimulator {  // one direction
 public:
@@ -81,6 +104,9 @@ public:
         uint64_t duplicated = 0;     // extra copies made
         uint64_t delivered = 0;      // datagrams returned by receive(), copies included
         uint64_t queue_dropped = 0;  // tail drops of the bandwidth cap
+        uint64_t bytes_delivered = 0;  // of the datagrams returned by receive(), with kNetSimHeaderBytes each
+        DelayHistogram queue_wait;     // bottleneck: submission to the link carrying its first byte (queueing)
+        DelayHistogram delay;          // submission to delivery, of every datagram delivered
     };
     const Stats& stats() const { return stats_; }
     const NetProfile& profile() const { return profile_; }
@@ -88,6 +114,7 @@ public:
 private:
     struct Pending {
         double time;
+        double sent;
         uint64_t order;
         std::vector<uint8_t> data;
     };
@@ -96,6 +123,11 @@ private:
     double normal();                             // N(0, 1) from delay_rng_
     double delay_s();                            // one propagation delay
     bool lose();                                 // advances the loss model
+    // When a datagram of `wire` bytes submitted at now_s leaves the bottleneck, or nullopt when
+    // the queue drops it.
+    std::optional<double> bottleneck_leave(double now_s, double wire);
+    std::optional<double> trace_leave(double now_s, double wire);
+    double opportunity_s(uint64_t k) const;  // the trace's k-th opportunity (counting repeats)
 
     NetProfile profile_;
     double p_good_to_bad_ = 0, p_bad_to_good_ = 0;
@@ -104,15 +136,24 @@ private:
     bool has_spare_normal_ = false;
     double spare_normal_ = 0;
     double link_free_at_ = 0;  // when the link finishes serialising what it holds
+    double last_wait_s_ = 0;   // the last datagram's wait before its first byte was carried
+    // Trace: its time 0, the next opportunity with room and the bytes left in it, and what the
+    // queue holds (when each datagram leaves, its bytes).
+    std::optional<double> trace_start_;
+    uint64_t next_opportunity_ = 0;
+    double opportunity_left_ = 0;
+    std::deque<std::pair<double, double>> queued_;
     uint64_t next_order_ = 0;
     std::vector<Pending> heap_;  // min-heap on (time, order)
     Stats stats_;
 };
 
-// Both directions of one client's path with the same profile and independent streams:
-// `up` carries client -> server datagrams (inputs, acks), `down` server -> client (snapshots).
+// Both directions of one client's path with independent streams: `up` carries client -> server
+// datagrams (inputs, acks), `down` server -> client (snapshots); one profile for both, or each its
+// own (a bottleneck of its own each way).
 struct NetLink {
     NetLink(const NetProfile& p, uint64_t seed);
+    NetLink(const NetProfile& down_profile, const NetProfile& up_profile, uint64_t seed);
     NetworkSimulator up, down;
 };
 

@@ -146,6 +146,18 @@ std::string metrics_text(const MetricsSnapshot& m) {
               n.entries_held);
     p.counter("kinesync_entries_late_total", "Look-ahead entries sent after their tick in place of a newer one, summed over clients.",
               n.entries_late);
+    p.family("kinesync_rate_changes_total", "counter",
+             "Changes of the clients' send rates, summed over clients, by cause: lowered for queueing delay or loss, fallen "
+             "for a silent path, restored after one.");
+    const std::pair<const char*, uint64_t> causes[] = {
+        {"delay", n.rate_lowered_delay}, {"loss", n.rate_lowered_loss}, {"silence", n.rate_silences}, {"recovered", n.rate_recovered}};
+    for (const auto& [cause, count] : causes) p.sample("kinesync_rate_changes_total", {{"cause", cause}}, count);
+    if (!m.client_reports.empty()) {
+        p.family("kinesync_client_rate_bps", "gauge",
+                 "The rate each client is sent at now (wire bits/s, between the floor and the budget) and its last change's cause.");
+        for (const net::ClientReport& c : m.client_reports)
+            p.sample("kinesync_client_rate_bps", {{"client", std::to_string(c.id)}, {"last_change", c.rate_change}}, c.rate_bps);
+    }
     return p.text();
 }
 

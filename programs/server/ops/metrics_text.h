@@ -27,6 +27,7 @@ struct MetricsSnapshot {
     double tick_p50_s = 0, tick_p99_s = 0;  // time spent per tick, over the last stats interval
     bool healthy = false, ready = false, draining = false;
     std::string version;         // kinesync_build_info{version="..."}
+    std::vector<net::ClientReport> client_reports;  // per-client gauges (the rate each is sent at)
 };
 
 std::string metrics_text(const MetricsSnapshot& m);

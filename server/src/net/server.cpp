@@ -171,6 +171,7 @@ size_t Server::send(Session& s, const std::function<std::vector<uint8_t>(const P
     // builder as it filled the datagram; everything else is charged here.
     const size_t wire = bytes.size() + kIpUdpHeaderBytes;
     if ((tag & ~kTagMask) != kTagSnapshot) s.builder.charge(wire);
+    s.rate.on_sent(seq, now_s(), wire, (tag & ~kTagMask) == kTagSnapshot);  // snapshots are acknowledged at once: round trips
     s.bytes_sent += wire;
     s.bytes_window += wire;
     send_raw(s.ep, bytes);
@@ -254,6 +255,7 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
     s.received.on_received(p.sequence);
     std::vector<SentPacketLog::Acked> acked;
     s.sent.on_ack(p.ack, p.ack_bits, acked);
+    for (const auto& a : acked) s.rate.on_acked(a.sequence, rx_at_s_, a.sequence == p.ack);
     // Definitions first: a snapshot acknowledged with its character's definition is a baseline if it
     // was sent after the definition.
     for (const auto& a : acked)
@@ -285,7 +287,8 @@ void Server::on_session_packet(Session& s, const DecodedPacket& p) {
             const double now = now_s();
             const uint64_t clock_us = uint64_t(now * 1e6) + 1;  // never 0 (0: no echo)
             const uint64_t held_us = uint64_t(std::max(0.0, now - rx_at_s_) * 1e6);
-            send(s, [=](const PacketHeader& h) { return build_pong(h, ct, pid, st, tick, clock_us, held_us); }, 0);
+            const uint32_t rate = uint32_t(std::min(s.rate.rate_bps(), 4e9));
+            send(s, [=](const PacketHeader& h) { return build_pong(h, ct, pid, st, tick, clock_us, held_us, rate); }, 0);
             break;
         }
         case MessageType::Viewpoint: {
@@ -369,6 +372,7 @@ void Server::publish(const TickFrame& frame) {
     }
     // Snapshot ticks only (nothing else reads the quantized states): quantize every character once
     // for all clients, keep the states for later baselines, send.
+    follow_paths();
     if (frame.tick % snapshot_every(cfg_.tick_hz, cfg_.snapshot_hz) == 0) {
         quantize_frame(frame);
         history_.add(frame.tick, now_, pool_.get());
@@ -493,6 +497,22 @@ void Server::send_snapshots(uint32_t tick) {
     }
 }
 
+// Each client's rate from what its path did since the last tick (rate_control.h): what its
+// snapshots may spend.
+void Server::follow_paths() {
+    const double t = now_s();
+    for (auto& [key, s] : sessions_) {
+        s->rate.update(t);
+        s->builder.set_bandwidth(float(s->rate.rate_bps()));
+        const auto& c = s->rate.changes();
+        stats_.rate_lowered_delay += c[size_t(RateChange::Delay)] - s->rate_counted[size_t(RateChange::Delay)];
+        stats_.rate_lowered_loss += c[size_t(RateChange::Loss)] - s->rate_counted[size_t(RateChange::Loss)];
+        stats_.rate_silences += c[size_t(RateChange::Silence)] - s->rate_counted[size_t(RateChange::Silence)];
+        stats_.rate_recovered += c[size_t(RateChange::Recovered)] - s->rate_counted[size_t(RateChange::Recovered)];
+        s->rate_counted = c;
+    }
+}
+
 // What a client's builder could not send: counted by reason, and logged once per character.
 void Server::account_unsent(Session& s) {
     const BuilderStats& b = s.builder.stats();
@@ -526,7 +546,9 @@ void Server::account_unsent(Session& s) {
 
 std::vector<ClientReport> Server::clients() const {
     std::vector<ClientReport> out;
-    for (const auto& [key, s] : sessions_) out.push_back({s->id, key, s->bytes_per_s, s->rtt_ms, s->snapshots_sent, s->bytes_sent});
+    for (const auto& [key, s] : sessions_)
+        out.push_back({s->id, key, s->bytes_per_s, s->rtt_ms, s->snapshots_sent, s->bytes_sent, s->rate.rate_bps(),
+                       rate_change_name(s->rate.last_change()), s->rate.queue_delay_s() * 1000.0});
     std::sort(out.begin(), out.end(), [](const ClientReport& a, const ClientReport& b) { return a.id < b.id; });
     return out;
 }

@@ -50,6 +50,10 @@ struct ServerConfig {
     int max_clients = 32;
     float snapshot_hz = 30.0f;
     float bandwidth_bps = 256000.0f;  // per client, wire bits: everything sent to it, with IPv4/UDP headers
+    // Each client's rate follows its path between min_bandwidth_bps and bandwidth_bps
+    // (rate_control.h); false: bandwidth_bps for every client.
+    bool follow_path = true;
+    float min_bandwidth_bps = 32000.0f;
     double timeout_s = 5.0;
     double reliable_resend_s = 0.25;   // first resend; each next waits twice as long (2 s at most)
     double reliable_timeout_s = 10.0;  // a reliable message unacknowledged this long drops the client
@@ -202,6 +206,7 @@ private:
     void quantize_frame(const TickFrame& frame);  // into now_
     void send_snapshots(uint32_t tick);
     void account_unsent(Session& s);
+    void follow_paths();  // every client's rate, from what its path did
     vec3 root_metres(const CharacterSnapshot& c) const;
     void send_reliable(Session& s, bool force);
     size_t send(Session& s, const std::function<std::vector<uint8_t>(const PacketHeader&)>& build, uint64_t tag);  // bytes sent

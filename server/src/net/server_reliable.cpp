@@ -187,7 +187,7 @@ void Server::send_reliable(Session& s, bool force) {
     // up to its own size, repaid at the budget's rate: waiting for a whole message's worth instead
     // left the allowance full and unused for part of every wait (joining skeletons went at three
     // quarters of the budget).
-    const double per_s = cfg_.bandwidth_bps / 8.0;
+    const double per_s = s.rate.rate_bps() / 8.0;
     const double bank = reliable_burst_bytes();
     s.reliable_allowance = std::min(bank, s.reliable_allowance + (t - s.allowance_last) * per_s);
     s.allowance_last = t;

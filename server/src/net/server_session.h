@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "server/src/net/rate_control.h"
 #include "server/src/net/server.h"
 
 namespace ks::net {
@@ -29,6 +30,8 @@ struct Server::Session {
     SentPacketLog sent;
     uint16_t next_sequence = 0;
     SnapshotBuilder builder;
+    RateControl rate;  // what its path carries: the builder's and the reliable messages' budget
+    std::array<uint64_t, kRateChanges> rate_counted{};  // its changes already in ServerStats
     struct SnapshotMeta {
         uint32_t tick = 0;
         double sent_s = 0;

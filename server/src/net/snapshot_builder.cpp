@@ -491,6 +491,12 @@ SnapshotBuilder::PerUnit& SnapshotBuilder::unit(size_t position, UnitKey key, ui
 
 void SnapshotBuilder::charge(size_t bytes) { budget_carry_ -= double(bytes); }
 
+void SnapshotBuilder::set_bandwidth(float bps) {
+    if (!(std::isfinite(bps) && bps > 0.0f))
+        throw Error(Errc::InvalidConfig, "SnapshotBuilder: bandwidth " + std::to_string(bps) + " bit/s is not positive", "bandwidth_bps");
+    cfg_.bandwidth_bps = bps;
+}
+
 double SnapshotBuilder::per_snapshot_budget() const { return cfg_.bandwidth_bps / 8.0 / std::max(1.0f, cfg_.snapshot_hz); }
 
 void SnapshotBuilder::idle() { budget_carry_ = std::min(budget_carry_ + per_snapshot_budget(), per_snapshot_budget()); }

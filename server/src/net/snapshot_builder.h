@@ -182,6 +182,9 @@ public:
     // Other traffic to this client (reliable messages, pongs) used `bytes` (wire) of its budget:
     // the next snapshots get that much less, the whole debt repaid before any is sent.
     void charge(size_t bytes);
+    // The rate the path carries now (rate_control.h), at most the configured budget: what the
+    // next snapshots may spend (wire bits per second).
+    void set_bandwidth(float bps);
     // A snapshot tick with nothing this client can decode yet (its characters' definitions still
     // on the way): the budget accrues as if a snapshot had been built, so the definitions' bytes
     // are repaid while they travel, not after them.

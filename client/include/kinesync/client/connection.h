@@ -49,6 +49,9 @@ struct ClientSessionStats {
     uint64_t skeletons_offered = 0, skeletons_by_reference = 0, skeletons_in_full = 0, skeleton_errors = 0;
     // Whole poses dropped unshown because the program did not take them (over 4 of a character waiting).
     uint64_t poses_dropped = 0;
+    // The rate the server says it sends this client at (wire bits per second, its newest Pong):
+    // it follows the path between the server's floor and its budget. 0 until it says.
+    double server_rate_bps = 0;
 };
 
 }  // namespace ks

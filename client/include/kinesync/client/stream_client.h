@@ -50,6 +50,7 @@ struct StreamClientConfig {
     double timeout_s = 5.0;            // silence from the server (or an unanswered handshake) for this long: disconnected
     double reconnect_after_s = -1.0;   // >= 0: after a disconnect, connect again after this many seconds
     std::optional<NetProfile> simulate;  // development aid: a simulated network in both directions
+    std::optional<NetProfile> simulate_up;  // when set, the client -> server direction's instead
     uint64_t seed = 1;                 // the simulated network's seed (handshake salts come from the OS)
     std::optional<vec3> viewpoint;     // as set_viewpoint(), from the start
     // A connect token from the game's backend (net::issue_connect_token; the bytes as issued).

@@ -73,6 +73,10 @@ struct ServerStats {
     // client holds predicts them (a look-ahead curve through the entries it has); and look-ahead
     // entries sent after their tick in place of a newer one (docs/NETWORK.md, "What the budget buys").
     uint64_t entries_at_rest = 0, entries_held = 0, entries_late = 0;
+    // Each client's rate follows its path (docs/NETWORK.md, "The rate follows the link"): times it
+    // was lowered for queueing delay or for loss, fell because the path went silent, and came back
+    // after a silence; summed over clients.
+    uint64_t rate_lowered_delay = 0, rate_lowered_loss = 0, rate_silences = 0, rate_recovered = 0;
     uint64_t ticks = 0;
 };
 
@@ -87,6 +91,11 @@ struct ClientReport {
     double rtt_ms;
     uint64_t snapshots_sent;
     uint64_t bytes_sent;  // since the session began
+    // The rate the server sends it at now (wire bits per second, between the floor and the budget),
+    // and the last change's cause: "none", "delay", "loss", "silence", "recovered" or "increase".
+    double rate_bps = 0;
+    std::string rate_change = "none";
+    double queue_delay_ms = 0;  // the queueing delay its rate control measures on the path
 };
 
 }  // namespace net

@@ -49,6 +49,11 @@ struct StreamServerConfig {
     float tick_hz = 60.0f;       // how often the game calls end_tick(): a whole number (it travels as one)
     float snapshot_hz = 30.0f;   // snapshots per second to each client: a whole divisor of tick_hz
     float bandwidth_bps = 256000.0f;  // per-client budget, bits per second on the wire (UDP payload + 28 bytes of IPv4/UDP headers per datagram)
+    // Each client's rate follows its path between min_bandwidth_bps (or the budget, when that is
+    // lower) and bandwidth_bps: queueing delay, loss and silence lower it (docs/NETWORK.md "The
+    // rate follows the link"). false: every client gets bandwidth_bps whatever its path carries.
+    bool follow_path = true;
+    float min_bandwidth_bps = 32000.0f;
     int max_clients = 32;
     double timeout_s = 5.0;      // a client silent this long is dropped
     double reliable_timeout_s = 10.0;  // a client that leaves a reliable message unacknowledged this long is dropped
