@@ -42,6 +42,7 @@ void validate(const RateControlConfig& c) {
     check(c.base_window_s, "base_window_s", 1, 3600);
     check(c.epoch_s, "epoch_s", 0.01, 10);
     check(c.start_share, "start_share", 0.01, 1);
+    check(c.start_growth, "start_growth", 0, 10);
     check(double(c.over_epochs), "over_epochs", 1, 100);
 }
 
@@ -220,7 +221,7 @@ void RateControl::end_epoch(double now_s, double dt) {
     // Far below what the path carried when it last queued, it comes back quickly (8 % an epoch);
     // near it, or with no such figure, additively; past it, at a quarter of that.
     if (last_epoch_q_ <= 0.5 * threshold_s() && rate_bps_ < cfg_.ceiling_bps && now_s - last_decrease_s_ >= srtt_) {
-        const double step = link_bps_ == 0                 ? 0.08 * rate_bps_  // never queued yet: starting
+        const double step = link_bps_ == 0                 ? cfg_.start_growth * rate_bps_  // never queued yet: starting
                             : rate_bps_ < 0.85 * link_bps_ ? std::min(0.08 * rate_bps_, 0.85 * link_bps_ - rate_bps_)
                                                            : 0.0;
         const double probe = rate_bps_ >= 0.97 * link_bps_ && link_bps_ > 0 ? 0.25 : 1.0;  // past it: probing slowly

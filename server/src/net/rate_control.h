@@ -41,17 +41,19 @@ struct RateControlConfig {
     double ceiling_bps = 256000;  // the client's budget (wire bits per second)
     double floor_bps = 32000;     // the least it is lowered to by delay or loss
     double silence_bps = 16000;   // while the path answers nothing
-    double silence_s = 1.0;      // no acknowledgement this long (and at least 3 round trips) is silence
-    double queue_target_s = 0.015;
+    double silence_s = 1.0;       // no acknowledgement this long (and at least 3 round trips) is silence
+    double queue_target_s = 0.015;  // a queue over this plus jitter_factor x the noise is the path's
     double jitter_factor = 4.0;
-    double drain_s = 1.0;
+    double drain_s = 1.0;            // a queue found is drained in about this long
     double increase_bps_per_s = 12000;
     double base_window_s = 20.0;  // the least round trip over this long is the path's own
     double epoch_s = 0.25;        // the least over each epoch is the present one
-    int over_epochs = 2;
-    // A session starts at this share of the ceiling and grows 8 % an epoch until its path first
-    // queues (so a slow path is not first filled at the full budget).
-    double start_share = 1.0;          // epochs in a row over the threshold that lower the rate
+    int over_epochs = 2;          // epochs in a row over the threshold that lower the rate
+    // A session starts at this share of the ceiling and grows by start_growth an epoch until its
+    // path first queues. At 1 (the default) a path faster than the ceiling never sees a change;
+    // lower, a slow path is not filled at the full budget in its first second (docs/NETWORK.md).
+    double start_share = 1.0;
+    double start_growth = 0.08;
     // The rate stays at the ceiling whatever the path does (StreamServerConfig::follow_path off;
     // also the broken variant the tests run to show they catch a rate that ignores the path).
     bool fixed = false;
