@@ -54,16 +54,16 @@ void print_crowd(const ReplayResult& r, const ReplayOptions& o) {
                                         rows, "  ").c_str());
 }
 
-// What the path did with what the server sent, and the rate the server kept.
+// What the path did with what the server sent, and the rate the server kept (lines of at most
+// 120 columns, as every line the replay prints).
 void print_path(const char* which, const PathReport& p, const ReplayOptions& o) {
     if (o.cfg.profile.bottlenecked())
-        std::printf("(%spath: %.2f kB/s delivered; %llu dropped by the bottleneck's queue; delay mean %.0f ms, p95 %.0f ms; queued at the "
-                    "bottleneck mean %.0f ms, p95 %.0f ms)\n",
+        std::printf("(path%s: %.2f kB/s delivered, %llu dropped at its queue; delay mean %.0f, p95 %.0f ms; queued mean %.0f, "
+                    "p95 %.0f ms)\n",
                     which, p.delivered_bytes_per_s / 1000.0, (unsigned long long)p.queue_dropped, p.delay_mean_ms, p.delay_p95_ms,
                     p.queue_wait_mean_ms, p.queue_wait_p95_ms);
     if (!o.cfg.adapt_rate) return;
-    std::printf("(%sthe server's rate: mean %.0f kbit/s of a %.0f kbit/s budget, last %.0f; lowered %llu times for delay, %llu for loss; "
-                "%llu silences, %llu recovered)\n",
+    std::printf("(rate%s: mean %.0f of %.0f kbit/s, last %.0f; lowered %llu x for delay, %llu for loss; %llu silences, %llu restored)\n",
                 which, p.rate_mean_bps / 1000.0, o.cfg.bandwidth_bps / 1000.0, p.rate_last_bps / 1000.0,
                 (unsigned long long)p.rate_lowered_delay, (unsigned long long)p.rate_lowered_loss, (unsigned long long)p.rate_silences,
                 (unsigned long long)p.rate_recovered);
@@ -101,7 +101,7 @@ void print_run(const ReportHeader& hdr, const std::vector<StrategyReport>& repor
                 r.payload_bytes_per_character, r.envelope_bytes_per_datagram);
     print_crowd(r, o);
     print_path("", r.path, o);
-    if (r.ahead_bytes_per_s > 0) print_path("+ahead run: ", r.ahead_path, o);
+    if (r.ahead_bytes_per_s > 0) print_path(" of +ahead", r.ahead_path, o);
     std::printf("\n");
     std::fflush(stdout);
 }
