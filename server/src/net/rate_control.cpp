@@ -73,6 +73,8 @@ void RateControl::on_sent(uint16_t sequence, double now_s, size_t wire_bytes, bo
     Sent& s = sent_[sequence % sent_.size()];
     s = {sequence, now_s, uint32_t(wire_bytes), true, false, measure};
     if (out_since_s_ < 0) out_since_s_ = now_s;
+    sent_bytes_.push_back({now_s, double(wire_bytes)});
+    prune(sent_bytes_, now_s - 3.0);
     pending_.push_back(sequence);
     if (pending_.size() > sent_.size()) pending_.pop_front();  // older than the window: forgotten
     last_sent_s_ = now_s;
@@ -151,6 +153,11 @@ void RateControl::measure_window(double now_s) {
     for (const Sample& a : acked_bytes_) bytes += a.v;
     const double span = first_ack_s_ < 0 ? 1.0 : std::clamp(now_s - first_ack_s_, 0.1, 1.0);  // young sessions: their age
     delivered_bps_ = bytes * 8.0 / span;
+    // What was sent over the same span a round trip earlier: the datagrams those acks are for.
+    double sent = 0;
+    for (const Sample& s : sent_bytes_)
+        if (s.t >= now_s - srtt_ - span && s.t < now_s - srtt_) sent += s.v;
+    sent_bps_ = sent * 8.0 / span;
     double lost = 0;
     for (const Sample& s : settled_) lost += s.v;
     loss_ = settled_.size() >= 10 ? lost / double(settled_.size()) : 0.0;
@@ -213,7 +220,10 @@ void RateControl::end_epoch(double now_s, double dt) {
     // What was sent before the decrease is still arriving for about the round trip it then had.
     const bool waited = now_s - last_decrease_s_ >= rtt_at_decrease_ + 2.0 * cfg_.epoch_s;
     const bool draining = now_s - last_decrease_s_ < cfg_.drain_s && last_epoch_q_ < q_at_decrease_;
-    if (waited && !draining && (over_epochs_ >= cfg_.over_epochs || heavy_loss)) {
+    // A queue of our making holds back some of what we send: more went out than arrived (loss
+    // aside). Without that, the delay is the path's noise or someone else's queue: no decrease.
+    const bool ours = sent_bps_ * (1.0 - loss_) > 1.02 * delivered_bps_;
+    if (waited && !draining && ((over_epochs_ >= cfg_.over_epochs && ours) || heavy_loss)) {
         lower(now_s, loss_ >= 0.25 ? RateChange::Loss : RateChange::Delay);
         return;
     }

@@ -13,7 +13,8 @@
 //
 // Control, at the end of each epoch:
 // - delay: a queueing delay above queue_target_s + jitter_factor x the noise for two epochs in a
-//   row (or one epoch twice that deep) lowers the rate to a share of what the path delivered,
+//   row (or one epoch twice that deep), while more went out than arrived (the queue is of our
+//   making: sent x (1 - loss) over a second a round trip ago above 1.02 x delivered), lowers the rate to a share of what the path delivered,
 //   less the deeper the queue (so it drains within about drain_s), never below the floor; again
 //   only a round trip later and once the queue has stopped draining;
 // - loss: half the datagrams of the last second lost lowers it the same way (a policer, or a path
@@ -121,6 +122,8 @@ private:
     double epoch_start_ = -1, epoch_min_ = std::numeric_limits<double>::infinity(), last_epoch_q_ = 0;
     int over_epochs_ = 0;
     std::deque<Sample> acked_bytes_;  // (ack time, bytes) over the last second
+    std::deque<Sample> sent_bytes_;   // (send time, bytes) over the last 3 s
+    double sent_bps_ = 0;
     std::deque<Sample> settled_;      // (time, 1 lost / 0 acked) over the last second
     double delivered_bps_ = 0, loss_ = 0;
     double first_ack_s_ = -1, last_ack_s_ = -1, last_sent_s_ = -1, out_since_s_ = -1;
