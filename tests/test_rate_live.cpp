@@ -61,10 +61,17 @@ TEST(RateLive, TheRateSettlesUnderTheClientsLink) {
     EXPECT_LE(clients[0].rate_bps, 64000.0);
     EXPECT_TRUE(clients[0].rate_change == "delay" || clients[0].rate_change == "loss" || clients[0].rate_change == "increase")
         << clients[0].rate_change;
-    // It stays there: a few seconds later it is still under the link (with the probing's margin).
-    const double until = r.now() + 3.0;
-    r.run_until([&] { return r.now() >= until; });
-    EXPECT_LE(r.rate_given(), 1.1 * 64000);
+    // It stays there: over the next 5 s its mean is about the link's (the rate probes a little
+    // above it and comes back), never far above.
+    const double until = r.now() + 5.0;
+    double sum = 0, most = 0;
+    int n = 0;
+    r.run_until([&] {
+        sum += r.rate_given(), most = std::max(most, r.rate_given()), ++n;
+        return r.now() >= until;
+    });
+    EXPECT_LE(sum / std::max(1, n), 1.1 * 64000);
+    EXPECT_LE(most, 1.3 * 64000);
 }
 
 TEST(RateLive, TheBrokenVariantKeepsTheBudget) {
