@@ -170,15 +170,9 @@ struct Server {
     uint64_t rate_n = 0;
     std::vector<std::pair<double, double>> rate_series;
 
-    Server(const BuilderConfig& bc, bool adapt_rate) : builder(bc), rate(rate_config(bc, adapt_rate)), adapt(adapt_rate) {}
-    static RateControlConfig rate_config(const BuilderConfig& bc, bool adapt_rate) {
-        RateControlConfig rc;
-        rc.fixed = !adapt_rate;
-        rc.ceiling_bps = bc.bandwidth_bps;
-        rc.floor_bps = std::min(rc.floor_bps, rc.ceiling_bps);
-        rc.silence_bps = std::min(rc.silence_bps, rc.ceiling_bps);
-        return rc;
-    }
+    // The rate as the live server sets it up (its default floor).
+    Server(const BuilderConfig& bc, bool adapt_rate)
+        : builder(bc), rate(session_rate_config(bc.bandwidth_bps, RateControlConfig{}.floor_bps, adapt_rate)), adapt(adapt_rate) {}
     // A datagram down the link, counted as the live server counts it.
     void send(NetLink& link, double ts, std::vector<uint8_t> bytes, uint16_t sequence, bool snapshot) {
         const size_t wire = bytes.size() + kNetSimHeaderBytes;

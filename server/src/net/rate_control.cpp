@@ -46,6 +46,15 @@ void validate(const RateControlConfig& c) {
     check(double(c.over_epochs), "over_epochs", 1, 100);
 }
 
+RateControlConfig session_rate_config(double budget_bps, double min_bps, bool follow_path) {
+    RateControlConfig rc;
+    rc.ceiling_bps = budget_bps;
+    rc.floor_bps = std::min(min_bps, budget_bps);
+    rc.silence_bps = std::min(rc.silence_bps, rc.floor_bps);
+    rc.fixed = !follow_path;
+    return rc;
+}
+
 const char* rate_change_name(RateChange c) {
     switch (c) {
         case RateChange::None: return "none";
@@ -61,12 +70,6 @@ const char* rate_change_name(RateChange c) {
 RateControl::RateControl(const RateControlConfig& cfg)
     : cfg_(cfg), rate_bps_(cfg.fixed ? cfg.ceiling_bps : std::max(cfg.floor_bps, cfg.start_share * cfg.ceiling_bps)) {
     validate(cfg_);
-}
-
-void RateControl::set_ceiling(double bps) {
-    cfg_.ceiling_bps = bps;
-    validate(cfg_);
-    rate_bps_ = std::min(rate_bps_, bps);
 }
 
 void RateControl::on_sent(uint16_t sequence, double now_s, size_t wire_bytes, bool measure) {

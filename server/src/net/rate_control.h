@@ -62,6 +62,9 @@ struct RateControlConfig {
 
 // Checks every field: throws ks::Error (InvalidConfig) naming the field and its value.
 void validate(const RateControlConfig&);
+// A session's settings from the server's: the budget as the ceiling, the floor at most the
+// budget, silence at most the floor; `follow_path` false keeps the rate at the budget.
+RateControlConfig session_rate_config(double budget_bps, double min_bps, bool follow_path);
 
 enum class RateChange : uint8_t { None, Delay, Loss, Silence, Recovered, Increase };
 constexpr size_t kRateChanges = 6;
@@ -70,7 +73,6 @@ const char* rate_change_name(RateChange);
 class RateControl {
 public:
     explicit RateControl(const RateControlConfig& cfg = RateControlConfig{});
-    void set_ceiling(double bps);  // a new budget (the rate is kept below it)
     // A datagram of `wire_bytes` went out with this sequence; `measure` for the datagrams whose
     // acknowledgement comes at once (snapshots): only they give round trips.
     void on_sent(uint16_t sequence, double now_s, size_t wire_bytes, bool measure);

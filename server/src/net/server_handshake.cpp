@@ -285,12 +285,7 @@ void Server::on_challenge_response(const asio::ip::udp::endpoint& from, const st
     bc.max_payload_bytes = std::min<size_t>(1100, max_snapshot_data_bytes());
     bc.datagram_overhead_bytes = kSnapshotHeaderBytes + (token ? kMaxSealOverhead : 0) + kIpUdpHeaderBytes;
     s->builder = SnapshotBuilder(bc);
-    RateControlConfig rc;
-    rc.ceiling_bps = cfg_.bandwidth_bps;
-    rc.floor_bps = std::min(cfg_.min_bandwidth_bps, cfg_.bandwidth_bps);
-    rc.silence_bps = std::min(rc.silence_bps, rc.floor_bps);
-    rc.fixed = !cfg_.follow_path;
-    s->rate = RateControl(rc);
+    s->rate = RateControl(session_rate_config(cfg_.bandwidth_bps, cfg_.min_bandwidth_bps, cfg_.follow_path));
     s->received.on_received(p.sequence);
     Session& sr = *s;
     sessions_[key] = std::move(s);
