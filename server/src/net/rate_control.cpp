@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <cstdio>
+#include <cstdlib>
 
 #include <kinesync/common/errors.h>
 
@@ -44,6 +46,10 @@ void validate(const RateControlConfig& c) {
     check(c.start_share, "start_share", 0.01, 1);
     check(c.start_growth, "start_growth", 0, 10);
     check(double(c.over_epochs), "over_epochs", 1, 100);
+    check(c.overdrive_ratio, "overdrive_ratio", 1.01, 100);
+    check(c.drain_share, "drain_share", 0.05, 1);
+    check(c.drain_max_s, "drain_max_s", 0.1, 60);
+    check(c.startup_s, "startup_s", 0, 60);
 }
 
 RateControlConfig session_rate_config(double budget_bps, double min_bps, bool follow_path) {
@@ -88,9 +94,12 @@ void RateControl::on_acked(uint16_t sequence, double now_s, bool newest) {
     if (!s.used || s.sequence != sequence || s.acked) return;
     s.acked = true;
     last_ack_s_ = now_s;
-    if (first_ack_s_ < 0) first_ack_s_ = now_s;
     out_since_s_ = -1;
-    acked_bytes_.push_back({now_s, double(s.bytes)});
+    // The first acknowledgement starts the delivered rate's interval; its bytes came before it.
+    if (first_ack_s_ < 0)
+        first_ack_s_ = now_s;
+    else
+        acked_bytes_.push_back({now_s, double(s.bytes)});
     if (silent_) {  // the path answers again: what was sent before now waited out the silence
         silent_ = false;
         recovering_ = true;
@@ -141,12 +150,46 @@ void RateControl::lower(double now_s, RateChange why) {
     const double next = std::max(cfg_.floor_bps, factor * anchor);
     last_decrease_s_ = now_s;
     q_at_decrease_ = last_epoch_q_;
-    rtt_at_decrease_ = base_.front().v + last_epoch_q_;
+    rtt_at_decrease_ = base_rtt_ + last_epoch_q_;
     if (delivered_bps_ > 0) link_bps_ = delivered_bps_;  // what the path carried while it queued
     if (next >= rate_bps_) return;
     rate_bps_ = next;
     last_change_ = why;
     ++changes_[size_t(why)];
+}
+
+void RateControl::start_drain(double now_s) {
+    link_bps_ = delivered_bps_;
+    drain_ = true;
+    drain_flat_epochs_ = 0;
+    drain_start_s_ = now_s;
+    last_decrease_s_ = now_s;
+    rtt_at_decrease_ = std::max(srtt_, last_epoch_min_);  // the round trip now, its queue included
+    const double next = std::max(cfg_.floor_bps, cfg_.drain_share * delivered_bps_);
+    if (next >= rate_bps_) return;
+    rate_bps_ = next;
+    last_change_ = RateChange::Delay;
+    ++changes_[size_t(RateChange::Delay)];
+}
+
+// A round trip after the drain began, the queue is gone once the least round trip is back at
+// the path's own, or has stopped falling for two epochs (the path's own was never seen).
+bool RateControl::drain_done(double now_s, double prev_min) {
+    if (now_s - drain_start_s_ > cfg_.drain_max_s) return true;
+    if (now_s - drain_start_s_ < rtt_at_decrease_ + cfg_.epoch_s) return false;
+    if (epoch_min_ - base_rtt_ <= 0.5 * threshold_s()) return true;
+    const bool flat = prev_min >= 0 && epoch_min_ > prev_min - std::max(0.005, 2.0 * jitter_s_);
+    drain_flat_epochs_ = flat ? drain_flat_epochs_ + 1 : 0;
+    return drain_flat_epochs_ >= 2;
+}
+
+void RateControl::end_drain(double now_s) {
+    drain_ = false;
+    last_decrease_s_ = now_s;
+    q_at_decrease_ = 0;
+    rtt_at_decrease_ = epoch_min_;
+    if (delivered_bps_ > 0) link_bps_ = delivered_bps_;  // the last second's, mostly while the queue drained
+    rate_bps_ = std::max(rate_bps_, std::max(cfg_.floor_bps, 0.9 * link_bps_));
 }
 
 void RateControl::measure_window(double now_s) {
@@ -194,11 +237,17 @@ void RateControl::update(double now_s) {
 }
 
 void RateControl::end_epoch(double now_s, double dt) {
+    if (drain_ && drain_done(now_s, last_epoch_min_)) end_drain(now_s);
     push_min(base_, now_s, epoch_min_);
     prune(base_, now_s - cfg_.base_window_s);
-    last_epoch_q_ = std::max(0.0, epoch_min_ - base_.front().v);
+    base_rtt_ = base_.front().v;
+    last_epoch_q_ = std::max(0.0, epoch_min_ - base_rtt_);
     const bool over = last_epoch_q_ > threshold_s();
-    if (last_epoch_min_ >= 0 && last_epoch_q_ <= 0.5 * threshold_s()) {  // measured where no queue moves it
+    // A queue of our making holds back some of what we send: more went out than arrived (loss
+    // aside). Without that, the delay is the path's noise or someone else's queue: no decrease,
+    // and the epoch measures the noise.
+    const bool ours = sent_bps_ * (1.0 - loss_) > 1.02 * delivered_bps_;
+    if (last_epoch_min_ >= 0 && !ours) {
         // Successive epochs' least round trips differ by about 1.128 sd of their noise; a step far
         // beyond it (a queue forming) is clipped so it does not read as noise.
         const double step = std::min(std::fabs(epoch_min_ - last_epoch_min_), 3.0 * 1.128 * jitter_s_ + 0.005) / 1.128;
@@ -209,6 +258,10 @@ void RateControl::end_epoch(double now_s, double dt) {
     epoch_min_ = std::numeric_limits<double>::infinity();
     over_epochs_ = over ? over_epochs_ + 1 : 0;
     if (last_epoch_q_ > 2.0 * threshold_s()) over_epochs_ = std::max(over_epochs_, cfg_.over_epochs);  // no noise is that deep
+    decide(now_s, dt, over, ours);
+}
+
+void RateControl::decide(double now_s, double dt, bool over, bool ours) {
     if (recovering_) {
         if (over) return;  // what queued during the silence drains first
         recovering_ = false;
@@ -219,28 +272,39 @@ void RateControl::end_epoch(double now_s, double dt) {
         }
         return;
     }
-    const bool heavy_loss = loss_ >= 0.5;
+    heavy_epochs_ = loss_ >= 0.5 ? heavy_epochs_ + 1 : 0;
+    const bool heavy_loss = heavy_epochs_ >= 3;  // for 0.75 s: a burst of a lossy path is not it
     // What was sent before the decrease is still arriving for about the round trip it then had.
     const bool waited = now_s - last_decrease_s_ >= rtt_at_decrease_ + 2.0 * cfg_.epoch_s;
     const bool draining = now_s - last_decrease_s_ < cfg_.drain_s && last_epoch_q_ < q_at_decrease_;
-    // A queue of our making holds back some of what we send: more went out than arrived (loss
-    // aside). Without that, the delay is the path's noise or someone else's queue: no decrease.
-    const bool ours = sent_bps_ * (1.0 - loss_) > 1.02 * delivered_bps_;
+    // Far more went out than arrived in a session's first seconds (loss bursts mimic it later).
+    const bool starting = link_bps_ == 0 && first_ack_s_ >= 0 && now_s - first_ack_s_ < cfg_.startup_s;
+    const bool overdriven = starting && delivered_bps_ > 0 && last_epoch_q_ > cfg_.queue_target_s && loss_ < 0.1 &&
+                            sent_bps_ * (1.0 - loss_) > cfg_.overdrive_ratio * delivered_bps_;
+    if (drain_) return;
+    if (waited && overdriven) {
+        start_drain(now_s);
+        return;
+    }
     if (waited && !draining && ((over_epochs_ >= cfg_.over_epochs && ours) || heavy_loss)) {
         lower(now_s, loss_ >= 0.25 ? RateChange::Loss : RateChange::Delay);
         return;
     }
-    // Grows only while the path shows less than half the queue it would be lowered for.
-    // Far below what the path carried when it last queued, it comes back quickly (8 % an epoch);
-    // near it, or with no such figure, additively; past it, at a quarter of that.
-    if (last_epoch_q_ <= 0.5 * threshold_s() && rate_bps_ < cfg_.ceiling_bps && now_s - last_decrease_s_ >= srtt_) {
-        const double step = link_bps_ == 0                 ? cfg_.start_growth * rate_bps_  // never queued yet: starting
-                            : rate_bps_ < 0.85 * link_bps_ ? std::min(0.08 * rate_bps_, 0.85 * link_bps_ - rate_bps_)
-                                                           : 0.0;
-        const double probe = rate_bps_ >= 0.97 * link_bps_ && link_bps_ > 0 ? 0.25 : 1.0;  // past it: probing slowly
-        rate_bps_ = std::min(cfg_.ceiling_bps, rate_bps_ + std::max(step, probe * cfg_.increase_bps_per_s * dt));
-        last_change_ = RateChange::Increase;
-    }
+    grow(now_s, dt);
+}
+
+// Grows only while the path shows less than half the queue it would be lowered for. Far below
+// what the path carried when it last queued, it comes back quickly (2 % of the ceiling an epoch,
+// the same step for every session so that two behind one bottleneck converge); near it, or with
+// no such figure, additively; past it, at a quarter of that.
+void RateControl::grow(double now_s, double dt) {
+    if (last_epoch_q_ > 0.5 * threshold_s() || rate_bps_ >= cfg_.ceiling_bps || now_s - last_decrease_s_ < srtt_) return;
+    const double step = link_bps_ == 0                 ? cfg_.start_growth * rate_bps_  // never queued yet: starting
+                        : rate_bps_ < 0.85 * link_bps_ ? std::min(0.02 * cfg_.ceiling_bps, 0.85 * link_bps_ - rate_bps_)
+                                                       : 0.0;
+    const double probe = rate_bps_ >= 0.97 * link_bps_ && link_bps_ > 0 ? 0.25 : 1.0;  // past it: probing slowly
+    rate_bps_ = std::min(cfg_.ceiling_bps, rate_bps_ + std::max(step, probe * cfg_.increase_bps_per_s * dt));
+    last_change_ = RateChange::Increase;
 }
 
 }  // namespace ks::net

@@ -7,27 +7,34 @@
 // (send to the ack's arrival; the client acks a snapshot within a render frame); per epoch
 // (0.25 s) the least of them, and the queueing delay as that least over the least of the last
 // 20 s's epochs; the noise, the sd of the epochs' least round trips (from their successive
-// differences, measured while no queue moves them); the bytes acknowledged per second (what the
-// path delivered); datagrams never acknowledged (loss); and silence (nothing acknowledged for 1 s
-// and 3 round trips while datagrams are out).
+// differences, measured while no queue of ours moves them); the bytes acknowledged per second
+// (what the path delivered, counted from the first acknowledgement on); datagrams never
+// acknowledged (loss); and silence (nothing acknowledged for 1 s and 3 round trips while
+// datagrams are out). "Ours": sent x (1 - loss) over a second a round trip ago above 1.02 x
+// delivered (more went out than arrived: the queue is of our making, not the path's noise).
 //
 // Control, at the end of each epoch:
+// - overdrive: in a session's first startup_s, sent over overdrive_ratio x what arrived with a
+//   queue forming (it started at its budget on a slower link) drops the rate to drain_share of
+//   what the path delivered until the least round trip is back at the path's own or stops
+//   falling, then to 0.9 of what the path delivered;
 // - delay: a queueing delay above queue_target_s + jitter_factor x the noise for two epochs in a
-//   row (or one epoch twice that deep), while more went out than arrived (the queue is of our
-//   making: sent x (1 - loss) over a second a round trip ago above 1.02 x delivered), lowers the rate to a share of what the path delivered,
-//   less the deeper the queue (so it drains within about drain_s), never below the floor; again
-//   only a round trip later and once the queue has stopped draining;
-// - loss: half the datagrams of the last second lost lowers it the same way (a policer, or a path
-//   that is going); a decrease with a quarter or more lost is counted as loss;
+//   row (or one epoch twice that deep), while the queue is ours, lowers the rate to a share of
+//   what the path delivered, less the deeper the queue (so it drains within about drain_s), never
+//   below the floor; again only a round trip later and once the queue has stopped draining;
+// - loss: half the datagrams of the last second lost for three epochs in a row lowers it the
+//   same way (a policer, or a path that is going); a decrease with a quarter or more lost is
+//   counted as loss;
 // - silence: the rate falls to silence_bps (a path that is down is not filled with stale
 //   snapshots), the rate before kept; the first epoch measured after the path answers again
 //   without a queue restores it;
 // - otherwise, while the queue is under half the threshold: below 85 % of what the path carried
-//   when it last queued, the rate grows 8 % an epoch; near it by increase_bps_per_s (additive,
-//   so two clients behind one bottleneck converge on halves of it); past it at a quarter of that.
+//   when it last queued, the rate grows 2 % of the ceiling an epoch; near it by
+//   increase_bps_per_s (additive, so two clients behind one bottleneck converge on halves of it);
+//   past it at a quarter of that.
 // A path faster than the ceiling never queues: the rate stays at the ceiling. Random loss without
-// a queue and jitter are not congestion (on the hostile profile, 60 ms of jitter each way, the
-// noise still reads as a queue now and then: docs/NETWORK.md).
+// a queue and jitter are not congestion (on the hostile profile, 60 ms of jitter each way and
+// 10 % of datagrams lost in bursts, the noise still reads as a queue now and then: docs/NETWORK.md).
 // Not thread-safe; one per session, driven by the server's thread.
 
 #include <array>
@@ -50,6 +57,14 @@ struct RateControlConfig {
     double base_window_s = 20.0;  // the least round trip over this long is the path's own
     double epoch_s = 0.25;        // the least over each epoch is the present one
     int over_epochs = 2;          // epochs in a row over the threshold that lower the rate
+    // Sent (loss aside) over this many times what the path delivered, with a queue forming: the
+    // rate is far past the path's (a session starting at its budget on a slow link). It drops to
+    // drain_share of the delivered rate until the least round trip stops falling (at most
+    // drain_max_s), then to 0.9 of it: at once rather than after the threshold's epochs.
+    double overdrive_ratio = 1.25;
+    double drain_share = 0.5;
+    double drain_max_s = 4.0;
+    double startup_s = 3.0;  // the overdrive is looked for this long after the first ack
     // A session starts at this share of the ceiling and grows by start_growth an epoch until its
     // path first queues. At 1 (the default) a path faster than the ceiling never sees a change;
     // lower, a slow path is not filled at the full budget in its first second (docs/NETWORK.md).
@@ -109,7 +124,12 @@ private:
     void measure_window(double now_s);                // delivered rate and loss over the last second
     bool silence_began(double now_s);
     void end_epoch(double now_s, double dt);
+    void decide(double now_s, double dt, bool over, bool ours);
     void lower(double now_s, RateChange why);
+    void start_drain(double now_s);
+    bool drain_done(double now_s, double prev_min);
+    void grow(double now_s, double dt);
+    void end_drain(double now_s);
     double threshold_s() const;
 
     RateControlConfig cfg_;
@@ -119,10 +139,11 @@ private:
     std::array<Sent, 1024> sent_{};
     std::deque<uint16_t> pending_;  // sent, in order, not yet settled
     std::deque<Sample> base_;       // ascending minima of the epochs' least round trips (a monotonic deque)
+    double base_rtt_ = 0;  // the least of base_
     double last_epoch_min_ = -1, jitter_s_ = 0, srtt_ = 0;
     uint64_t jitter_epochs_ = 0;
     double epoch_start_ = -1, epoch_min_ = std::numeric_limits<double>::infinity(), last_epoch_q_ = 0;
-    int over_epochs_ = 0;
+    int over_epochs_ = 0, heavy_epochs_ = 0;
     std::deque<Sample> acked_bytes_;  // (ack time, bytes) over the last second
     std::deque<Sample> sent_bytes_;   // (send time, bytes) over the last 3 s
     double sent_bps_ = 0;
@@ -135,6 +156,9 @@ private:
     // path answered again (earlier ones waited out the silence), and the rate comes back once
     // an epoch shows no queue.
     bool silent_ = false, recovering_ = false;
+    bool drain_ = false;  // overdriven: held below the path until the queue it built is gone
+    double drain_start_s_ = 0;
+    int drain_flat_epochs_ = 0;
     double rate_before_silence_ = 0, measure_after_s_ = -1;
 };
 
