@@ -137,12 +137,35 @@ typedef struct ks_client ks_client;
 typedef struct ks_client_config {
     const char* host;     /* "127.0.0.1" */
     uint16_t port;        /* 40000 */
-    const char* strategy; /* "deadblend+sod"; also snap, interp, hermite, extrap, deadblend */
+    /* How the client turns late, lossy snapshots into the pose shown now (NULL: the default).
+     * Measured against each other in docs/FIDELITY.md; settings in kinesync/client/reconstruct_config.h.
+     *   "snap"                the newest snapshot as it arrived
+     *   "interp"              linear/slerp interpolation between snapshots, shown 100 ms in the past
+     *   "hermite"             the same delay, cubic Hermite interpolation with the snapshots' velocities
+     *   "extrap"              dead reckoning from the newest snapshot with its velocities; corrections
+     *                         at once
+     *   "deadblend"           the displayed pose, extrapolated with decaying velocities, dead-blended
+     *                         into each newer snapshot's extrapolation
+     *   "deadblend+sod"       the default: the newest snapshot extrapolated with decaying velocities,
+     *                         plus a per-joint correction that absorbs each newer snapshot's jump and
+     *                         decays as second-order dynamics (sod): no step in position or velocity
+     *   "hermite+ahead"       for snapshots carrying the server's look-ahead (ks_server_set_look_ahead):
+     *                         its expected future interpolated at the present, no display delay (the
+     *                         newest held when they run out)
+     *   "deadblend+sod+ahead" the same with deadblend+sod: the look-ahead while it brackets the
+     *                         present, the newest extrapolated otherwise, the correction absorbing each
+     *                         change of the expected future
+     * With "hermite" or "deadblend+sod" a character is shown by the "+ahead" form once the server
+     * sends its look-ahead (ks_character_info.look_ahead). */
+    const char* strategy; /* "deadblend+sod"; or any name above */
     ks_io_mode io;        /* KS_IO_PUMPED */
     double timeout_s;     /* 5 */
     double reconnect_after_s; /* -1: never reconnect on its own (a token opens one session) */
     /* A connect token as the backend issued it (NULL: a dev-mode server). With one, the client
-     * connects to the token's first server; host and port are not used. Copied at create. */
+     * connects to the token's first server; host and port are not used. Copied at create.
+     * The bytes are the raw token, exactly what ks_token_issue writes; a .kstoken file written by
+     * `kinesync-token issue --out` holds those same bytes and nothing else: read it whole, in
+     * binary, and pass its contents and size as they are (no decoding, no trailing newline). */
     const uint8_t* connect_token;
     size_t connect_token_size;
 } ks_client_config;
@@ -219,7 +242,8 @@ KS_API void ks_client_config_init(ks_client_config* cfg);
 KS_API ks_result ks_client_create(const ks_client_config* cfg, ks_client** out);
 KS_API void ks_client_destroy(ks_client* c);
 KS_API ks_result ks_client_connect(ks_client* c);
-/* Connects again with a fresh connect token (a token opens one session). */
+/* Connects again with a fresh connect token (a token opens one session): the same raw bytes as
+ * config.connect_token. */
 KS_API ks_result ks_client_connect_token(ks_client* c, const uint8_t* token, size_t size);
 /* Why the last session ended or the handshake failed ("" while none did); valid until the next
  * call on this client. */
