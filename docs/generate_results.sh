@@ -5,10 +5,38 @@
 # recordings (docs/frontier-*.svg), plans what each budget buys for crowds of 1 to 64 characters
 # (docs/planner.svg), runs a set of benchmarks, and renders the JSON with
 # docs/render_results.py (with the machine and the commit it ran on). About 15 minutes.
+# It refuses a tree with uncommitted changes to tracked files (untracked files and its own outputs,
+# docs/RESULTS.md and its SVGs, aside): the figures must come from a commit anyone can check out.
 #   docs/generate_results.sh                 the build in build/, the clips in ../shared/mocap
 #   BUILD=dir CLIPS=dir VALIDATION=dir docs/generate_results.sh
+#   docs/generate_results.sh --allow-dirty   runs on local changes all the same; the page then says
+#                                            its figures come from a tree no one can check out
 set -euo pipefail
 cd "$(dirname "$0")/.."
+allow_dirty=0
+for arg in "$@"; do
+  case "$arg" in
+    --allow-dirty) allow_dirty=1 ;;
+    *) echo "generate_results: unknown option $arg (--allow-dirty is the only one)"; exit 2 ;;
+  esac
+done
+# The tracked files that differ from HEAD, but for the script's own outputs (docs/render_results.py
+# looks the same way when it writes the page's header).
+local_changes() {
+  git status --porcelain --untracked-files=no -- . ':(exclude)docs/RESULTS.md' ':(exclude)docs/frontier-*.svg' \
+    ':(exclude)docs/planner.svg'
+}
+require_committed_tree() {  # allow_dirty (0 or 1)
+  git rev-parse --is-inside-work-tree > /dev/null 2>&1 || return 0  # not a git checkout: the page says "unknown"
+  [ -n "$(local_changes)" ] || return 0
+  if [ "$1" = 1 ]; then
+    echo "generate_results: --allow-dirty: the page will say its figures come from a tree with local changes"
+    return 0
+  fi
+  echo "generate_results: uncommitted changes to tracked files (git status); commit them, or pass --allow-dirty"
+  return 1
+}
+require_committed_tree "$allow_dirty" || exit 1
 build="${BUILD:-build}"
 clips="${CLIPS:-../shared/mocap}"
 validation="${VALIDATION:-}"
