@@ -21,9 +21,18 @@ void set_last_error(std::string_view why);  // cut at a character's start, endin
 const char* last_error();
 const char*& current_function();  // the C function this thread is in (for messages)
 
-inline ks_result fail(ks_result r, const std::string& why) {
+template <class T>
+T fail(T r, const std::string& why) {
     set_last_error(why);
     return r;
+}
+
+// For the functions that return a value rather than a ks_result, given a NULL handle: the
+// sentinel their header names, and the reason in ks_last_error().
+template <class T>
+T null_handle(const char* fn, T sentinel) {
+    set_last_error(std::string(fn) + ": NULL handle");
+    return sentinel;
 }
 
 // Runs f (returning ks_result) for the C function `fn`; no exception leaves. A ks::Error gives

@@ -9,6 +9,7 @@
 using namespace ks;
 using ks::capi::fail;
 using ks::capi::guarded;
+using ks::capi::null_handle;
 using ks::capi::value_or;
 
 // The C enums mirror the C++ ones value for value.
@@ -54,7 +55,8 @@ const char* ks_last_error(void) { return ks::capi::last_error(); }
 const char* ks_version(void) { return KS_VERSION; }
 
 void ks_client_config_init(ks_client_config* cfg) {
-    if (!cfg) return;
+    if (!cfg) return ks::capi::set_last_error("ks_client_config_init: NULL cfg");
+    ks::capi::set_last_error({});
     cfg->host = "127.0.0.1";
     cfg->port = 40000;
     cfg->strategy = "deadblend+sod";
@@ -78,6 +80,10 @@ ks_result ks_client_create(const ks_client_config* cfg, ks_client** out) {
         c.io = IoMode(int(cfg->io));  // same values (static_assert above); StreamClient refuses others
         c.timeout_s = cfg->timeout_s;
         c.reconnect_after_s = cfg->reconnect_after_s;
+        if (!cfg->connect_token != !cfg->connect_token_size)
+            return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_client_create: config.connect_token is ") +
+                                                       (cfg->connect_token ? "set" : "NULL") + " with config.connect_token_size = " +
+                                                       std::to_string(cfg->connect_token_size) + " (both set, or NULL and 0 for no token)");
         if (cfg->connect_token) c.connect_token.assign(cfg->connect_token, cfg->connect_token + cfg->connect_token_size);
         *out = new ks_client(c);
         return KS_OK;
@@ -105,19 +111,20 @@ ks_result ks_client_connect(ks_client* c) {
 ks_result ks_client_connect_token(ks_client* c, const uint8_t* token, size_t size) {
     return guarded("ks_client_connect_token", [&] {
         KS_NEED(c);
-        if (!token) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_client_connect_token: NULL token");
+        if (!token || !size)
+            return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_client_connect_token: ") + (token ? "size = 0" : "NULL token"));
         c->client.connect(std::vector<uint8_t>(token, token + size));
         return KS_OK;
     });
 }
 
 ks_disconnect_code ks_client_disconnect_code(const ks_client* c) {
-    if (!c) return KS_DISCONNECT_NONE;
+    if (!c) return null_handle("ks_client_disconnect_code", KS_DISCONNECT_NONE);
     return value_or("ks_client_disconnect_code", KS_DISCONNECT_NONE, [&] { return ks_disconnect_code(int(c->client.disconnect_code())); });
 }
 
 const char* ks_client_disconnect_reason(ks_client* c) {
-    if (!c) return "";
+    if (!c) return null_handle("ks_client_disconnect_reason", "");
     return value_or("ks_client_disconnect_reason", "", [&] {
         c->reason = c->client.disconnect_reason();
         return c->reason.c_str();
@@ -150,7 +157,7 @@ ks_result ks_client_poll(ks_client* c) {
 }
 
 ks_client_state ks_client_get_state(const ks_client* c) {
-    if (!c) return KS_CLIENT_IDLE;
+    if (!c) return null_handle("ks_client_get_state", KS_CLIENT_IDLE);
     return value_or("ks_client_get_state", KS_CLIENT_IDLE, [&] { return ks_client_state(int(c->client.state())); });
 }
 
@@ -171,14 +178,20 @@ ks_result ks_client_set_skeleton_cache(ks_client* c, const char* dir) {
 }
 
 int ks_client_next_event(ks_client* c, ks_event* out) {
-    if (!c || !out || c->events.empty()) return 0;
+    if (!c) return null_handle("ks_client_next_event", 0);
+    if (!out) return ks::capi::fail(0, "ks_client_next_event: NULL out");
+    ks::capi::set_last_error({});
+    if (c->events.empty()) return 0;
     const ClientEvent e = c->events.front();
     c->events.pop_front();
     *out = {ks_event_kind(int(e.kind)), e.character, e.epoch, e.tick};
     return 1;
 }
 
-int ks_client_character_count(const ks_client* c) { return c ? int(c->client.characters().size()) : 0; }
+int ks_client_character_count(const ks_client* c) {
+    if (!c) return null_handle("ks_client_character_count", 0);
+    return value_or("ks_client_character_count", 0, [&] { return int(c->client.characters().size()); });
+}
 
 ks_result ks_client_character_at(const ks_client* c, int index, ks_character_info* out) {
     return guarded("ks_client_character_at", [&] {
@@ -266,6 +279,9 @@ ks_result ks_client_global_pose(const ks_client* c, uint16_t character, ks_kform
     return copy_pose(c, character, joints, capacity, true, "ks_client_global_pose");
 }
 
-double ks_client_render_time(const ks_client* c) { return c ? c->client.render_time() : 0.0; }
+double ks_client_render_time(const ks_client* c) {
+    if (!c) return null_handle("ks_client_render_time", 0.0);
+    return value_or("ks_client_render_time", 0.0, [&] { return c->client.render_time(); });
+}
 
 }  // extern "C"

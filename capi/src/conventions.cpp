@@ -39,7 +39,8 @@ ks_result convert(const char* fn, ks_engine engine, float metres_per_unit, const
     return guarded(fn, [&] {
         Engine e;
         if (!engine_from_c(engine, e)) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": unknown engine " + std::to_string(int(engine)));
-        if (!in || !out || count < 0) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": need in, out and count >= 0");
+        if (!in || !out) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": NULL " + (in ? "out" : "in"));
+        if (count < 0) return fail(KS_ERROR_INVALID_ARGUMENT, std::string(fn) + ": count = " + std::to_string(count) + " < 0");
         const bool xyzw = engine_convention(e).xyzw;
         // Through a Pose: pose_*_engine checks every joint before converting any, so out (which
         // may be in) is untouched by a refusal.
@@ -69,7 +70,9 @@ ks_result ks_pose_from_engine(ks_engine engine, float metres_per_unit, const ks_
 
 ks_result ks_derive_velocities(const ks_kform* prev, const ks_kform* curr, int count, float dt, ks_kform* out) {
     return guarded("ks_derive_velocities", [&] {
-        if (!prev || !curr || !out || count < 0) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_derive_velocities: need prev, curr, out and count >= 0");
+        if (!prev || !curr || !out)
+            return fail(KS_ERROR_INVALID_ARGUMENT, std::string("ks_derive_velocities: NULL ") + (!prev ? "prev" : !curr ? "curr" : "out"));
+        if (count < 0) return fail(KS_ERROR_INVALID_ARGUMENT, "ks_derive_velocities: count = " + std::to_string(count) + " < 0");
         Pose p(count), c(count), o(count);
         for (int j = 0; j < count; ++j) p.set(j, capi::from_c(prev[j])), c.set(j, capi::from_c(curr[j]));
         derive_velocities(o, c, p, dt);

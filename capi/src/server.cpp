@@ -24,7 +24,8 @@ struct ks_server {
 extern "C" {
 
 void ks_server_config_init(ks_server_config* cfg) {
-    if (!cfg) return;
+    if (!cfg) return ks::capi::set_last_error("ks_server_config_init: NULL cfg");
+    ks::capi::set_last_error({});
     const StreamServerConfig d;
     cfg->bind = "127.0.0.1";
     cfg->port = d.port;
@@ -104,7 +105,10 @@ void ks_server_destroy(ks_server* s) {
     });
 }
 
-uint16_t ks_server_port(const ks_server* s) { return s ? s->server.port() : 0; }
+uint16_t ks_server_port(const ks_server* s) {
+    if (!s) return ks::capi::null_handle("ks_server_port", uint16_t(0));
+    return ks::capi::value_or("ks_server_port", uint16_t(0), [&] { return s->server.port(); });
+}
 
 ks_result ks_server_add_skeleton(ks_server* s, const char* name, int joint_count, const int* parents, const char* const* joint_names,
                                  const float* offsets, float metres_per_unit, uint16_t* out_id) {
@@ -221,7 +225,7 @@ ks_result ks_server_close(ks_server* s) {
 }
 
 uint32_t ks_server_client_count(const ks_server* s) {
-    if (!s) return 0;
+    if (!s) return ks::capi::null_handle("ks_server_client_count", uint32_t(0));
     return ks::capi::value_or("ks_server_client_count", uint32_t(0), [&] { return uint32_t(s->server.stats().clients.size()); });
 }
 

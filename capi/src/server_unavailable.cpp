@@ -22,6 +22,7 @@ extern "C" {
 
 void ks_server_config_init(ks_server_config* cfg) {
     if (cfg) std::memset(cfg, 0, sizeof *cfg);
+    unsupported("ks_server_config_init");
 }
 ks_result ks_token_issue(const char*, const char* const*, int, uint64_t, uint32_t, uint8_t*, size_t, size_t* out_size) {
     if (out_size) *out_size = 0;
@@ -32,7 +33,10 @@ ks_result ks_server_create(const ks_server_config*, ks_server** out) {
     return unsupported("ks_server_create");
 }
 void ks_server_destroy(ks_server*) {}
-uint16_t ks_server_port(const ks_server*) { return 0; }
+uint16_t ks_server_port(const ks_server*) {
+    unsupported("ks_server_port");
+    return 0;
+}
 ks_result ks_server_add_skeleton(ks_server*, const char*, int, const int*, const char* const*, const float*, float, uint16_t*) {
     return unsupported("ks_server_add_skeleton");
 }
@@ -47,6 +51,9 @@ ks_result ks_server_reset(ks_server*, uint16_t) { return unsupported("ks_server_
 ks_result ks_server_end_tick(ks_server*, uint32_t*) { return unsupported("ks_server_end_tick"); }
 ks_result ks_server_poll(ks_server*) { return unsupported("ks_server_poll"); }
 ks_result ks_server_close(ks_server*) { return unsupported("ks_server_close"); }
-uint32_t ks_server_client_count(const ks_server*) { return 0; }
+uint32_t ks_server_client_count(const ks_server*) {
+    unsupported("ks_server_client_count");
+    return 0;
+}
 
 }  // extern "C"

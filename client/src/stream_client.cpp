@@ -139,6 +139,7 @@ void check_field(bool ok, const char* field, double value, const char* rule) {
 void check_config(const StreamClientConfig& c) {
     check_field(c.io == IoMode::Pumped || c.io == IoMode::OwnThread, "io", int(c.io), "an IoMode");
     check_field(strategy_name(c.reconstruct.strategy)[0] != '?', "reconstruct.strategy", int(c.reconstruct.strategy), "a Strategy");
+    check_field(c.port != 0 || !c.connect_token.empty(), "port", c.port, "1 to 65535 (0 is no server's; with a connect token it is not used)");
     check_field(c.timeout_s > 0 && c.timeout_s <= 3600, "timeout_s", c.timeout_s, "in (0, 3600] seconds");
     check_field(std::isfinite(c.reconnect_after_s), "reconnect_after_s", c.reconnect_after_s, "finite (< 0: never)");
     const ReconstructConfig& r = c.reconstruct;

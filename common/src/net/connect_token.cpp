@@ -54,7 +54,7 @@ std::string canonical_address(std::string_view text) {
         if (c < '0' || c > '9' || port > 65535) return {};
         port = port * 10 + unsigned(c - '0');
     }
-    if (port > 65535 || port_text.size() > 5) return {};
+    if (port == 0 || port > 65535 || port_text.size() > 5) return {};  // 0: no server listens there
     const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
     if (bracketed) host = host.substr(1, host.size() - 2);
     char buf[INET6_ADDRSTRLEN] = {};
@@ -123,7 +123,7 @@ std::vector<uint8_t> issue_connect_token(const Key& private_key, const TokenRequ
     std::vector<std::string> servers;
     for (const std::string& s : r.servers) {
         const std::string c = canonical_address(s);
-        if (c.empty()) throw std::invalid_argument("server \"" + s + "\" is not a numeric address:port");
+        if (c.empty()) throw std::invalid_argument("server \"" + s + "\" is not a numeric address:port (port 1 to 65535)");
         servers.push_back(c);
     }
     if (r.user_data.size() > kMaxTokenUserData)

@@ -20,7 +20,7 @@ constexpr size_t kMaxTokenUserData = 256;
 constexpr size_t kMaxConnectTokenBytes = 2048;
 
 // "127.0.0.1:40000", "[::1]:40000": the canonical text of an address and port, or "" when the
-// text is not a numeric address with a port (host names are resolved by the caller).
+// text is not a numeric address with a port of 1 to 65535 (host names are resolved by the caller).
 std::string canonical_address(std::string_view address_and_port);
 
 // Hex text of a key (64 characters) and back (nullopt unless exactly 64 hex digits).
