@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Interop: a client of another build (the Windows kinesync-capi-remote under wine64, or another
 # architecture's under qemu) and the build machine's Linux client, side by side on one Linux
-# kinesync-server that requires connect tokens. On every snapshot both saw (tick, character), the
-# global joint positions agree within 1e-6 m (or a float32 step and a half, where a character far
-# from the origin makes that larger: tests/support/compare_poses.py); a token issued with another
-# key is refused there too (TokenInvalid).
+# kinesync-server that requires connect tokens, for 25 s. On every snapshot both saw (tick,
+# character; at least 2,000), the world joint positions are the same floats
+# (tests/support/compare_poses.py, exact): one arithmetic order whatever the architecture. A
+# deliberately altered Linux client (KS_REMOTE_ALTERED_FK: its own FK, quaternion sums in another
+# order) beside them must be caught. A token issued with another key is refused (TokenInvalid).
 # usage: interop_test.sh HOST_BUILD REMOTE_CLIENT WORK [EMULATOR...]   (exit 77: skipped)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/support/wait.sh"
@@ -31,20 +32,24 @@ issue() { "$host/kinesync-token" issue --key-file "$1" --server "127.0.0.1:$port
 issue "$work/k.key" 7 "$work/remote.kstoken"
 issue "$work/k.key" 8 "$work/linux.kstoken"
 issue "$work/other.key" 9 "$work/bad.kstoken"
+issue "$work/k.key" 10 "$work/altered.kstoken"
 
-"${emulator[@]}" "$remote" 127.0.0.1 "$port" 10 "$work/remote.txt" "$work/remote.kstoken" > "$work/remote.log" 2>&1 &
+"${emulator[@]}" "$remote" 127.0.0.1 "$port" 25 "$work/remote.txt" "$work/remote.kstoken" > "$work/remote.log" 2>&1 &
 remote_pid=$!
 pids+=("$remote_pid")
-"$host/kinesync-capi-remote" 127.0.0.1 "$port" 10 "$work/linux.txt" "$work/linux.kstoken" > "$work/linux.log" 2>&1 \
+KS_REMOTE_ALTERED_FK=1 "$host/kinesync-capi-remote" 127.0.0.1 "$port" 25 "$work/altered.txt" "$work/altered.kstoken" \
+  > "$work/altered.log" 2>&1 &
+altered_pid=$!
+pids+=("$altered_pid")
+"$host/kinesync-capi-remote" 127.0.0.1 "$port" 25 "$work/linux.txt" "$work/linux.kstoken" > "$work/linux.log" 2>&1 \
   || fail "Linux client: $(cat "$work/linux.log")"
 wait "$remote_pid" || fail "client under test: $(cat "$work/remote.log")"
+wait "$altered_pid" || fail "altered client: $(cat "$work/altered.log")"
 echo "client under test: $(tail -1 "$work/remote.log")"
-python3 "$(dirname "${BASH_SOURCE[0]}")/support/compare_poses.py" "$work/remote.txt" "$work/linux.txt" 1e-6 \
-  "client under test" "Linux client" || fail "poses differ"
-# The comparison can fail: the first joint's x moved by 2e-6 m in every snapshot is caught.
-awk -v OFMT=%.9g '{ $3 = $3 + 2e-6; print }' "$work/remote.txt" > "$work/altered.txt"
-if python3 "$(dirname "${BASH_SOURCE[0]}")/support/compare_poses.py" "$work/altered.txt" "$work/linux.txt" 1e-6 \
-  altered Linux > /dev/null 2>&1; then fail "a pose moved by 2e-6 m went unnoticed"; fi
+compare() { python3 "$(dirname "${BASH_SOURCE[0]}")/support/compare_poses.py" "$1" "$work/linux.txt" exact "$2" "Linux client" 2000; }
+compare "$work/remote.txt" "client under test" || fail "poses differ"
+# The comparison can fail: the client whose FK adds in another order is caught.
+if compare "$work/altered.txt" "altered client"; then fail "a client with FK in another order went unnoticed"; fi
 
 set +e
 "${emulator[@]}" "$remote" 127.0.0.1 "$port" 20 "$work/bad.txt" "$work/bad.kstoken" > "$work/bad.log" 2>&1

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <kinesync/common/anim/ops_fk.h>
 #include <kinesync/common/anim/ops_sample.h>
+#include "common/src/anim/ops_simd.h"
 #include "tests/support/clips.h"
 #include "tests/support/fd.h"
 #include "tests/support/synthetic.h"
@@ -108,4 +111,65 @@ TEST(OpsFk, MatchesTheKformProductChain) {
             ASSERT_LT(quat_length(g.rot - r.rot), 1e-5f) << "joint " << i;
         }
     }
+}
+
+namespace {
+
+// Channels compared as bits: 0 when every float of every joint is the same.
+size_t differing_floats(const Pose& a, const Pose& b) {
+    size_t n = 0;
+    auto count = [&](const float* x, const float* y, size_t floats) {
+        for (size_t k = 0; k < floats; ++k) n += std::memcmp(&x[k], &y[k], sizeof(float)) != 0;
+    };
+    const size_t j = size_t(a.size());
+    count(&a.pos[0].x, &b.pos[0].x, 3 * j), count(&a.vel[0].x, &b.vel[0].x, 3 * j), count(&a.rot[0].w, &b.rot[0].w, 4 * j);
+    count(&a.ang[0].x, &b.ang[0].x, 3 * j), count(&a.scl[0].x, &b.scl[0].x, 3 * j), count(&a.svl[0].x, &b.svl[0].x, 3 * j);
+    return n;
+}
+
+// FK as it was on AArch64 before one order was fixed: the same product, the quaternion sums
+// taken left to right (quat_mul) rather than paired as the vector lanes pair them.
+void fk_other_order(Pose& global, const Pose& local, Span<const int> parents) {
+    op_fk(global, local, parents);
+    for (size_t i = 0; i < parents.size(); ++i)
+        if (parents[i] >= 0) global.rot[i] = quat_mul(global.rot[size_t(parents[i])], local.rot[i]);
+}
+
+}  // namespace
+
+// The world pose is the same bits whatever the instruction set: every SIMD level this CPU has
+// against the scalar path (the one AArch64 runs), with and without velocities. The comparison is
+// shown able to see an order's difference: FK with the quaternion sums in another order differs.
+TEST(OpsFk, EverySimdLevelGivesTheScalarPathsBits) {
+    const SimdLevel saved = simd_level();
+    ks::test::Rng rng(91);
+    size_t other_order = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+        const int n = 250;
+        const Skeleton sk = ks::test::random_skeleton(n, rng);
+        const Pose local = ks::test::random_pose(n, rng);
+        Pose scalar(n), scalar_static(n);
+        set_simd_level(SimdLevel::Scalar);
+        op_fk(scalar, local, sk.parents);
+        op_fk_static(scalar_static, local, sk.parents);
+        for (SimdLevel level : {SimdLevel::SSE2, SimdLevel::AVX2, SimdLevel::NEON}) {
+            set_simd_level(level);
+            if (simd_level() != level) continue;
+            Pose got(n), got_static(n);
+            op_fk(got, local, sk.parents);
+            op_fk_static(got_static, local, sk.parents);
+            EXPECT_EQ(differing_floats(scalar, got), 0u) << simd_level_name(level) << ", trial " << trial;
+            for (int j = 0; j < n; ++j) {
+                ASSERT_EQ(std::memcmp(&scalar_static.pos[size_t(j)], &got_static.pos[size_t(j)], sizeof(vec3)), 0) << j;
+                ASSERT_EQ(std::memcmp(&scalar_static.rot[size_t(j)], &got_static.rot[size_t(j)], sizeof(quat)), 0) << j;
+            }
+        }
+        set_simd_level(SimdLevel::Scalar);
+        Pose other(n);
+        fk_other_order(other, local, sk.parents);
+        other_order += differing_floats(scalar, other);
+    }
+    set_simd_level(saved);
+    record_figure("fk: floats differing with the quaternion sums in another order (20 x 250 joints)", double(other_order));
+    EXPECT_GT(other_order, 0u) << "the comparison cannot see an order's difference";
 }

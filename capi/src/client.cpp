@@ -76,7 +76,7 @@ ks_result ks_client_create(const ks_client_config* cfg, ks_client** out) {
         c.port = cfg->port;
         if (cfg->strategy && !strategy_from_name(cfg->strategy, c.reconstruct.strategy))
             return fail(KS_ERROR_INVALID_CONFIG, std::string("ks_client_create: config.strategy = '") + cfg->strategy +
-                                                      "': not snap, interp, hermite, extrap, deadblend or deadblend+sod");
+                                                      "': not snap, interp, hermite, extrap, deadblend, deadblend+sod, hermite+ahead or deadblend+sod+ahead");
         c.io = IoMode(int(cfg->io));  // same values (static_assert above); StreamClient refuses others
         c.timeout_s = cfg->timeout_s;
         c.reconnect_after_s = cfg->reconnect_after_s;

@@ -15,8 +15,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # Debian installs wine64 in wine's library folder, not on the PATH.
 find_program(KS_WINE64 wine64 PATHS /usr/lib/wine NO_CMAKE_FIND_ROOT_PATH)
+# Wine keeps its own Windows in a prefix: one inside the build tree (the user's ~/.wine is not
+# created or touched), with its diagnostics off (WINEDEBUG; they would fill the build log while
+# test discovery runs) and no offer to install Mono or Gecko when it is made.
 if(KS_WINE64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${KS_WINE64})
+  set(CMAKE_CROSSCOMPILING_EMULATOR /usr/bin/env WINEPREFIX=${CMAKE_BINARY_DIR}/wineprefix WINEDEBUG=-all
+      WINEDLLOVERRIDES=mscoree,mshtml= ${KS_WINE64})
 endif()
 # GoogleTest from Debian's sources (googletest), built with this compiler.
 set(KS_GTEST_SOURCE_DIR /usr/src/googletest CACHE PATH "GoogleTest sources")

@@ -42,6 +42,33 @@ static size_t read_file(const char* path, uint8_t* buf, size_t capacity) {
     return n;
 }
 
+/* The deliberately altered client (KS_REMOTE_ALTERED_FK=1 in the environment): world positions
+ * from the local pose by FK of its own, whose quaternion products add left to right (the
+ * library pairs the sums as the vector lanes do). What the interop test must catch. */
+static void altered_fk(const ks_kform* local, const int* parents, int n, ks_kform* world) {
+    for (int i = 0; i < n; ++i) {
+        world[i] = local[i];
+        if (parents[i] < 0) continue;
+        const ks_kform* p = &world[parents[i]];
+        const float* a = p->rot;
+        const float* b = local[i].rot;
+        world[i].rot[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+        world[i].rot[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+        world[i].rot[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+        world[i].rot[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+        float v[3], t[3], u[3] = {a[1], a[2], a[3]};
+        for (int k = 0; k < 3; ++k) v[k] = local[i].pos[k] * p->scl[k];
+        t[0] = 2.0f * (u[1] * v[2] - u[2] * v[1]);
+        t[1] = 2.0f * (u[2] * v[0] - u[0] * v[2]);
+        t[2] = 2.0f * (u[0] * v[1] - u[1] * v[0]);
+        const float c[3] = {u[1] * t[2] - u[2] * t[1], u[2] * t[0] - u[0] * t[2], u[0] * t[1] - u[1] * t[0]};
+        for (int k = 0; k < 3; ++k) {
+            world[i].pos[k] = v[k] + a[0] * t[k] + c[k] + p->pos[k];
+            world[i].scl[k] = local[i].scl[k] * p->scl[k];
+        }
+    }
+}
+
 int main(int argc, char** argv) {
     if (argc != 5 && argc != 6) {
         fprintf(stderr, "usage: kinesync-capi-remote HOST PORT SECONDS OUT [TOKEN_FILE]\n");
@@ -67,6 +94,8 @@ int main(int argc, char** argv) {
     if (ks_client_create(&cfg, &c) != KS_OK || ks_client_connect(c) != KS_OK)
         return fprintf(stderr, "client: %s\n", ks_last_error()), 1;
     const double seconds = atof(argv[3]), start = now_s();
+    const char* altered_env = getenv("KS_REMOTE_ALTERED_FK");
+    const int altered = altered_env && strcmp(altered_env, "1") == 0;
     int seen = 0, connected = 0;
     while (now_s() - start < seconds) {
         ks_client_update(c);
@@ -77,7 +106,16 @@ int main(int argc, char** argv) {
             ks_character_info info;
             if (ks_client_character_at(c, i, &info) != KS_OK || !info.ready || info.id >= kMaxCharacters) continue;
             if (info.joint_count > kMaxJoints || written[info.id] == info.newest_tick) continue;
-            if (ks_client_global_pose(c, info.id, joints, kMaxJoints) != KS_OK) continue;
+            if (altered) {
+                static ks_kform local[kMaxJoints];
+                static int parents[kMaxJoints];
+                if (ks_client_local_pose(c, info.id, local, kMaxJoints) != KS_OK ||
+                    ks_client_skeleton(c, info.id, parents, NULL, kMaxJoints) != KS_OK)
+                    continue;
+                altered_fk(local, parents, info.joint_count, joints);
+            } else if (ks_client_global_pose(c, info.id, joints, kMaxJoints) != KS_OK) {
+                continue;
+            }
             written[info.id] = info.newest_tick;
             fprintf(out, "%u %u", (unsigned)info.newest_tick, (unsigned)info.id);
             for (int j = 0; j < info.joint_count; ++j)

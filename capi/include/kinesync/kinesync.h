@@ -6,7 +6,14 @@
  *  - Every function that can fail returns a ks_result; KS_OK is 0. Every argument is checked (in
  *    every build): a refusal returns its code, and ks_last_error() a message for the calling
  *    thread naming the function, the field, the joint and the value (valid until that thread's
- *    next kinesync call). No C++ exception ever crosses this API.
+ *    next kinesync call). No C++ exception ever crosses this API. A pointer with a size must be
+ *    non-NULL when the size is not 0 (and NULL with 0 means "none" only where a field says so).
+ *  - The functions that return a value instead (ks_server_port, ks_server_client_count,
+ *    ks_client_get_state, ks_client_disconnect_code, ks_client_disconnect_reason,
+ *    ks_client_next_event, ks_client_character_count, ks_client_render_time) return 0, "",
+ *    KS_CLIENT_IDLE or KS_DISCONNECT_NONE for a NULL handle and set ks_last_error() naming the
+ *    function; on success they clear it. *_config_init(NULL) does nothing but set it;
+ *    *_destroy(NULL) does nothing (like free(NULL), it is not an error).
  *  - Units and axes: positions in the skeleton's units (metres_per_unit converts), right-handed,
  *    Y up (glTF's axes); ks_pose_to_engine converts to Unreal's, Unity's or Godot's.
  *  - Poses are arrays of ks_kform, one per joint in the skeleton's order (parents first). Joint 0 is
@@ -136,7 +143,7 @@ typedef struct ks_client ks_client;
 
 typedef struct ks_client_config {
     const char* host;     /* "127.0.0.1" */
-    uint16_t port;        /* 40000 */
+    uint16_t port;        /* 40000; 0 is refused (no server listens there) unless a connect token is given */
     /* How the client turns late, lossy snapshots into the pose shown now (NULL: the default).
      * Measured against each other in docs/FIDELITY.md; settings in kinesync/client/reconstruct_config.h.
      *   "snap"                the newest snapshot as it arrived

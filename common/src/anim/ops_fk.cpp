@@ -11,8 +11,17 @@ namespace ks {
 
 namespace {
 
+// quat_mul in the SIMD kernel's order: (w b + x b1) + (y b2 + z b3), the sums paired as the
+// vector lanes pair them. One arithmetic order whatever the instruction set, so a world pose is
+// the same bits on x86-64 (SSE2, AVX2) and on AArch64 (where FK runs this scalar path).
+constexpr quat quat_mul_paired(quat a, quat b) {
+    return {(a.w * b.w - a.x * b.x) - (a.y * b.y + a.z * b.z), (a.w * b.x + a.x * b.w) + (a.y * b.z - a.z * b.y),
+            (a.w * b.y - a.x * b.z) + (a.y * b.w + a.z * b.x), (a.w * b.z + a.x * b.y) + (a.z * b.w - a.y * b.x)};
+}
+
 // The scalar reference: kform_mul inline, on the arrays, with the two rotations of the linear
-// velocity merged: R (w.vel s) + R (w.pos s svl) = R ((w.vel + w.pos svl) s).
+// velocity merged: R (w.vel s) + R (w.pos s svl) = R ((w.vel + w.pos svl) s). quat_mul_vec3 and
+// cross already add in the SIMD kernel's order.
 void fk_scalar(Pose& global, const Pose& local, Span<const int> parents) {
     for (size_t i = 0; i < parents.size(); ++i) {
         const int p = parents[i];
@@ -25,7 +34,7 @@ void fk_scalar(Pose& global, const Pose& local, Span<const int> parents) {
         const vec3 vs = global.scl[q], vsv = global.svl[q], vang = global.ang[q];
         const vec3 r = quat_mul_vec3(vr, local.pos[i] * vs);
         global.pos[i] = r + global.pos[q];
-        global.rot[i] = quat_mul(vr, local.rot[i]);
+        global.rot[i] = quat_mul_paired(vr, local.rot[i]);
         global.scl[i] = local.scl[i] * vs;
         global.vel[i] = quat_mul_vec3(vr, (local.vel[i] + local.pos[i] * vsv) * vs) + global.vel[q] + cross(vang, r);
         global.ang[i] = quat_mul_vec3(vr, local.ang[i]) + vang;
@@ -43,7 +52,7 @@ void fk_static_scalar(Pose& global, const Pose& local, Span<const int> parents) 
         } else {
             const size_t q = size_t(p);
             global.pos[i] = quat_mul_vec3(global.rot[q], local.pos[i] * global.scl[q]) + global.pos[q];
-            global.rot[i] = quat_mul(global.rot[q], local.rot[i]);
+            global.rot[i] = quat_mul_paired(global.rot[q], local.rot[i]);
             global.scl[i] = local.scl[i] * global.scl[q];
         }
     }
