@@ -230,6 +230,18 @@ TEST(ServerSim, LeadingReferenceFramesAreDroppedByTheRule) {
     ClipLoadOptions keep;
     keep.keep_first_frame = true;
     EXPECT_FALSE(load_clip_library({mocap_path("cmu_35_24_run_jog.bvh")}, keep).clips[0].dropped_first_frame);
+    // One rule whatever the rig: the verdict is the capture's, so a game or stress rig made of
+    // it has as many frames as the capture's own skeleton.
+    for (const char* rig : {"game", "stress"}) {
+        ClipLoadOptions o;
+        o.rig = rig;
+        const ClipLibrary r = load_clip_library({mocap_path("cmu_35_24_run_jog.bvh"), mocap_path("cmu_02_01_walk.bvh")}, o);
+        ASSERT_EQ(r.clips.size(), 2u);
+        for (size_t c = 0; c < 2; ++c) {
+            EXPECT_EQ(r.clips[c].dropped_first_frame, lib.clips[c].dropped_first_frame) << rig << " clip " << c;
+            EXPECT_EQ(r.clips[c].clip.frames, lib.clips[c].clip.frames) << rig << " clip " << c;
+        }
+    }
 }
 
 TEST(ServerSim, LeadingFrameVerdictOnEverySharedClip) {

@@ -57,6 +57,13 @@ private:
     // What the snapshots say the pose is at `when`: the newest extrapolated; with look-ahead, the
     // two around `when` interpolated (true) when there are two. Uses scratch_ (extrapolate).
     bool predict(Pose& out, const Snap& newest, double when);
+    struct HermitePair {
+        uint64_t changes = ~uint64_t(0);  // changes_ when made (an entry added or dropped may move a pair's pose)
+        double t0 = 0, t1 = 0;
+        std::vector<vec3> u, w1, l0, l1;
+        std::vector<uint8_t> unit_scale;  // scale 1 and no scale velocity at both ends
+    };
+    const HermitePair& hermite_pair(const Snap& s0, const Snap& s1, float dt);
 
     const Skeleton& skeleton_;
     ReconstructConfig cfg_;
@@ -77,6 +84,7 @@ private:
     PoseOffset offset_;
     std::vector<float> omega_, omega_pos_;
     Pose spare_pose_;                    // storage of the last snapshot dropped from the history
+    HermitePair pair_;                   // interpolate's, for the pair it last used
     std::vector<float> bone_;            // per joint: rest-pose distance to its parent (units)
     std::vector<float> cum_x_, cum_v_;   // scratch: correction sizes accumulated down the chain
     std::vector<float> turn_x_, turn_v_;  // scratch: rotation offsets summed down the chain

@@ -4,8 +4,9 @@
 // 1 % loss, on a sealed session's wire: IPv4/UDP headers, the seal and the snapshot header
 // included), on the shared walk and dance clips (built-in walk when ../shared/mocap is absent).
 // BM_ClientFrame: what a client pays per character per render frame: decoding (a 30 Hz snapshot
-// every other 60 Hz frame) and the default strategy's render, for the walk (31 joints), the game
-// rig (250) and the stress rig (1,000).
+// every other 60 Hz frame) and the render of deadblend+sod and of deadblend+sod+ahead (the path a
+// default client runs once look-ahead arrives), for the walk (31 joints), the game rig (250) and
+// the stress rig (1,000).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -114,13 +115,19 @@ void BM_DecodeDelta(benchmark::State& state, std::string clip) {
 }
 
 // One render frame of one character on a client: every other frame a snapshot arrives (decoded,
-// dequantized, handed to the reconstructor 80 ms late), and every frame the default strategy renders.
-void BM_ClientFrame(benchmark::State& state, std::string clip) {
+// dequantized, handed to the reconstructor 80 ms late), and every frame the strategy renders:
+// deadblend+sod (what a client shows before look-ahead arrives) or deadblend+sod+ahead (what it
+// switches to once the server sends look-ahead, as the demo server does by default: each entry
+// the pose 0.25 s ahead of the tick it was computed at).
+void BM_ClientFrame(benchmark::State& state, std::string clip, Strategy strategy) {
     const Clip& c = bench_clip(clip);
     const States& s = states_for(c);
     const std::vector<JointRange> parts = plan_parts(size_t(c.joints()));
     const std::vector<std::vector<std::vector<uint8_t>>> coded = coded_deltas(s, parts);
-    CharacterReconstructor shown(c.skeleton, ReconstructConfig{}, c.metres_per_unit);
+    ReconstructConfig cfg;
+    cfg.strategy = strategy;
+    const bool ahead = strategy == Strategy::DeadBlendSodAhead;
+    CharacterReconstructor shown(c.skeleton, cfg, c.metres_per_unit);
     QCharacter q;
     Pose pose(c.joints());
     size_t k = 0;
@@ -136,7 +143,10 @@ void BM_ClientFrame(benchmark::State& state, std::string clip) {
                     return;
                 }
             dequantize_character(pose, q, c.skeleton, s.prec);
-            shown.add_snapshot(now - 0.08, pose, 0);
+            if (ahead)
+                shown.add_snapshot(now - 0.08 + 0.25, pose, 0, 0, now - 0.08);
+            else
+                shown.add_snapshot(now - 0.08, pose, 0);
             if (++k == coded.size()) k = 0;
         }
         benchmark::DoNotOptimize(shown.render(now, 1.0 / 60.0).pos.data());
@@ -166,9 +176,12 @@ BENCHMARK_CAPTURE(BM_DecodeDelta, walk, std::string("walk"));
 BENCHMARK_CAPTURE(BM_DecodeDelta, dance, std::string("dance"));
 BENCHMARK_CAPTURE(BM_EncodeDelta, stress_rig_1000, std::string("stress"));
 BENCHMARK_CAPTURE(BM_DecodeDelta, stress_rig_1000, std::string("stress"));
-BENCHMARK_CAPTURE(BM_ClientFrame, walk_31, std::string("walk"));
-BENCHMARK_CAPTURE(BM_ClientFrame, game_rig_250, std::string("game"));
-BENCHMARK_CAPTURE(BM_ClientFrame, stress_rig_1000, std::string("stress"));
+BENCHMARK_CAPTURE(BM_ClientFrame, walk_31/deadblend_sod, std::string("walk"), Strategy::DeadBlendSod);
+BENCHMARK_CAPTURE(BM_ClientFrame, game_rig_250/deadblend_sod, std::string("game"), Strategy::DeadBlendSod);
+BENCHMARK_CAPTURE(BM_ClientFrame, stress_rig_1000/deadblend_sod, std::string("stress"), Strategy::DeadBlendSod);
+BENCHMARK_CAPTURE(BM_ClientFrame, walk_31/deadblend_sod_ahead, std::string("walk"), Strategy::DeadBlendSodAhead);
+BENCHMARK_CAPTURE(BM_ClientFrame, game_rig_250/deadblend_sod_ahead, std::string("game"), Strategy::DeadBlendSodAhead);
+BENCHMARK_CAPTURE(BM_ClientFrame, stress_rig_1000/deadblend_sod_ahead, std::string("stress"), Strategy::DeadBlendSodAhead);
 BENCHMARK_CAPTURE(BM_Figures, codec_abs_walk_30hz, std::string("walk"), false, 30.0f)->Iterations(bench_smoke() ? 1 : 1000);
 BENCHMARK_CAPTURE(BM_Figures, codec_abs_dance_30hz, std::string("dance"), false, 30.0f)->Iterations(bench_smoke() ? 1 : 1000);
 BENCHMARK_CAPTURE(BM_Figures, codec_delta_walk_20hz, std::string("walk"), true, 20.0f)->Iterations(bench_smoke() ? 1 : 1000);

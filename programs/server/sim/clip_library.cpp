@@ -29,12 +29,17 @@ bool same_skeleton(const Skeleton& a, const Skeleton& b) {
     return true;
 }
 
-void add_clip(ClipLibrary& lib, Clip clip, const ClipLoadOptions& opts) {
+// A leading T-pose or rest frame is judged on the capture itself, before a rig is made of it (a
+// rig's added joints would outvote the captured ones): one rule whatever the rig.
+bool drop_reference_frame(Clip& clip, const ClipLoadOptions& opts) {
+    if (opts.keep_first_frame || clip.frames <= 3 || !leading_frame_is_reference(clip)) return false;
+    clip = drop_first_frame(clip);
+    return true;
+}
+
+void add_clip(ClipLibrary& lib, Clip clip, const ClipLoadOptions& opts, bool dropped_first_frame) {
     LoadedClip lc;
-    if (!opts.keep_first_frame && clip.frames > 3 && leading_frame_is_reference(clip)) {
-        clip = drop_first_frame(clip);
-        lc.dropped_first_frame = true;
-    }
+    lc.dropped_first_frame = dropped_first_frame;
     if (clip.frames < 3) throw std::runtime_error(clip.name + ": fewer than 3 frames, cannot loop");
     lc.hips_forward = detect_hips_forward(clip);
     lc.clip = make_loop(clip, opts.loop);
@@ -112,7 +117,7 @@ ClipLibrary load_clip_library(const std::vector<std::string>& paths, const ClipL
             ClipLoadOptions bo = opts;
             bo.keep_first_frame = true;  // procedural: no reference frame
             Clip clip = builtin_clip(f.substr(8), 60.0f);  // throws naming an unknown motion
-            add_clip(lib, opts.rig.empty() ? std::move(clip) : make_rig(opts.rig, clip), bo);
+            add_clip(lib, opts.rig.empty() ? std::move(clip) : make_rig(opts.rig, clip), bo, false);
             continue;
         }
         BvhOptions bo;
@@ -123,6 +128,7 @@ ClipLibrary load_clip_library(const std::vector<std::string>& paths, const ClipL
         if (clip.joints() > net::kMaxJoints)
             throw std::runtime_error(f + ": " + std::to_string(clip.joints()) + " joints, more than the " +
                                      std::to_string(net::kMaxJoints) + " a skeleton may have on the wire");
+        const bool dropped = drop_reference_frame(clip, opts);
         if (!opts.rig.empty()) {
             try {
                 clip = make_rig(opts.rig, clip);
@@ -130,7 +136,7 @@ ClipLibrary load_clip_library(const std::vector<std::string>& paths, const ClipL
                 throw std::runtime_error(f + ": " + e.what());
             }
         }
-        add_clip(lib, std::move(clip), opts);
+        add_clip(lib, std::move(clip), opts, dropped);
     }
     return lib;
 }
@@ -139,7 +145,7 @@ ClipLibrary builtin_clip_library(const std::string& rig) {
     ClipLibrary lib;
     ClipLoadOptions opts;
     opts.keep_first_frame = true;
-    for (Clip& c : builtin_clips(60.0f)) add_clip(lib, rig.empty() ? std::move(c) : make_rig(rig, c), opts);
+    for (Clip& c : builtin_clips(60.0f)) add_clip(lib, rig.empty() ? std::move(c) : make_rig(rig, c), opts, false);
     lib.skeleton_names[0] = "builtin";
     return lib;
 }
