@@ -8,18 +8,8 @@
 
 #include <kinesync/kinesync.h>
 
-static int failures = 0;
-static int checks = 0;
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        ++checks;                                                \
-        if (!(cond)) {                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fprintf(stderr, "\n");                               \
-            ++failures;                                          \
-        }                                                        \
-    } while (0)
+#include "check.h"
+
 
 /* Another function's message first, so a refusal that sets none is seen. */
 static void stale(void) { (void)ks_client_create(NULL, NULL); }

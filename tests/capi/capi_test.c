@@ -8,16 +8,8 @@
 
 #include <kinesync/kinesync.h>
 
-static int failures = 0;
-#define CHECK(cond, ...)                                  \
-    do {                                                  \
-        if (!(cond)) {                                    \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                 \
-            fprintf(stderr, "\n");                        \
-            ++failures;                                   \
-        }                                                 \
-    } while (0)
+#include "check.h"
+
 
 static void sleep_ms(int ms) {
     struct timespec ts = {0, ms * 1000000L};

@@ -79,7 +79,7 @@ case "$mode" in
     # C with the flags kinesync-c.pc gives (-lm is the test's own): its run path finds libkinesync.
     ${CC:-cc} -std=c99 -Wall -Wextra -Werror "$src/tests/capi/capi_test.c" $(pkg-config --cflags --libs kinesync-c) -lm -o "$work/capi-pc"
     bare "$work/capi-pc" > "$work/capi-pc.log" 2>&1 || { cat "$work/capi-pc.log"; fail "the C program built with pkg-config"; }
-    # Shipped: libkinesync.so.0 beside the program, found through $ORIGIN (the README's line).
+    # Shipped: libkinesync.so.0 beside the program, found through $ORIGIN (as docs/PLATFORMS.md shows).
     mkdir -p "$work/shipped"
     ${CC:-cc} -std=c99 -Wall -Wextra -Werror "$src/tests/capi/capi_test.c" $(pkg-config --cflags --libs-only-L --libs-only-l kinesync-c) \
       -Wl,-rpath,'$ORIGIN' -lm -o "$work/shipped/capi"
