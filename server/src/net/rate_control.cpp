@@ -4,8 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <cstdio>
-#include <cstdlib>
 
 #include <kinesync/common/errors.h>
 
@@ -98,6 +96,7 @@ void RateControl::on_acked(uint16_t sequence, double now_s, bool newest) {
     // The first acknowledgement starts the delivered rate's interval; its bytes came before it.
     if (first_ack_s_ < 0)
         first_ack_s_ = now_s;
+    if (session_first_ack_s_ < 0) session_first_ack_s_ = now_s;
     else
         acked_bytes_.push_back({now_s, double(s.bytes)});
     if (silent_) {  // the path answers again: what was sent before now waited out the silence
@@ -213,6 +212,10 @@ bool RateControl::silence_began(double now_s) {
     if (silent_ || out_since_s_ < 0 || last_ack_s_ < 0) return false;
     if (now_s - std::max(out_since_s_, last_ack_s_) <= std::max(cfg_.silence_s, 3.0 * srtt_)) return false;
     silent_ = true;
+    // What was being judged before it is void: a drain, a run of lossy epochs.
+    drain_ = false;
+    drain_flat_epochs_ = 0;
+    heavy_epochs_ = 0;
     // A silence while the last one's rate was not yet restored keeps that rate.
     rate_before_silence_ = std::max(rate_bps_, recovering_ ? rate_before_silence_ : 0.0);
     recovering_ = false;
@@ -278,7 +281,7 @@ void RateControl::decide(double now_s, double dt, bool over, bool ours) {
     const bool waited = now_s - last_decrease_s_ >= rtt_at_decrease_ + 2.0 * cfg_.epoch_s;
     const bool draining = now_s - last_decrease_s_ < cfg_.drain_s && last_epoch_q_ < q_at_decrease_;
     // Far more went out than arrived in a session's first seconds (loss bursts mimic it later).
-    const bool starting = link_bps_ == 0 && first_ack_s_ >= 0 && now_s - first_ack_s_ < cfg_.startup_s;
+    const bool starting = link_bps_ == 0 && session_first_ack_s_ >= 0 && now_s - session_first_ack_s_ < cfg_.startup_s;
     const bool overdriven = starting && delivered_bps_ > 0 && last_epoch_q_ > cfg_.queue_target_s && loss_ < 0.1 &&
                             sent_bps_ * (1.0 - loss_) > cfg_.overdrive_ratio * delivered_bps_;
     if (drain_) return;

@@ -149,6 +149,7 @@ private:
     double sent_bps_ = 0;
     std::deque<Sample> settled_;      // (time, 1 lost / 0 acked) over the last second
     double delivered_bps_ = 0, loss_ = 0;
+    double session_first_ack_s_ = -1;  // the session's first acknowledgement (first_ack_s_ starts again after a silence)
     double first_ack_s_ = -1, last_ack_s_ = -1, last_sent_s_ = -1, out_since_s_ = -1;
     double last_decrease_s_ = -1e9, q_at_decrease_ = 0, rtt_at_decrease_ = 0;
     double link_bps_ = 0;  // what the path delivered when the rate was last lowered
