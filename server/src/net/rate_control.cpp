@@ -188,7 +188,7 @@ void RateControl::end_drain(double now_s) {
     q_at_decrease_ = 0;
     rtt_at_decrease_ = epoch_min_;
     if (delivered_bps_ > 0) link_bps_ = delivered_bps_;  // the last second's, mostly while the queue drained
-    rate_bps_ = std::max(rate_bps_, std::max(cfg_.floor_bps, 0.9 * link_bps_));
+    rate_bps_ = std::min(cfg_.ceiling_bps, std::max(rate_bps_, std::max(cfg_.floor_bps, 0.9 * link_bps_)));
 }
 
 void RateControl::measure_window(double now_s) {
