@@ -149,7 +149,7 @@ void RateControl::lower(double now_s, RateChange why) {
     const double next = std::max(cfg_.floor_bps, factor * anchor);
     last_decrease_s_ = now_s;
     q_at_decrease_ = last_epoch_q_;
-    rtt_at_decrease_ = base_rtt_ + last_epoch_q_;
+    rtt_at_decrease_ = base_rtt() + last_epoch_q_;
     if (delivered_bps_ > 0) link_bps_ = delivered_bps_;  // what the path carried while it queued
     if (next >= rate_bps_) return;
     rate_bps_ = next;
@@ -176,7 +176,7 @@ void RateControl::start_drain(double now_s) {
 bool RateControl::drain_done(double now_s, double prev_min) {
     if (now_s - drain_start_s_ > cfg_.drain_max_s) return true;
     if (now_s - drain_start_s_ < rtt_at_decrease_ + cfg_.epoch_s) return false;
-    if (epoch_min_ - base_rtt_ <= 0.5 * threshold_s()) return true;
+    if (epoch_min_ - base_rtt() <= 0.5 * threshold_s()) return true;
     const bool flat = prev_min >= 0 && epoch_min_ > prev_min - std::max(0.005, 2.0 * jitter_s_);
     drain_flat_epochs_ = flat ? drain_flat_epochs_ + 1 : 0;
     return drain_flat_epochs_ >= 2;
@@ -243,8 +243,7 @@ void RateControl::end_epoch(double now_s, double dt) {
     if (drain_ && drain_done(now_s, last_epoch_min_)) end_drain(now_s);
     push_min(base_, now_s, epoch_min_);
     prune(base_, now_s - cfg_.base_window_s);
-    base_rtt_ = base_.front().v;
-    last_epoch_q_ = std::max(0.0, epoch_min_ - base_rtt_);
+    last_epoch_q_ = std::max(0.0, epoch_min_ - base_rtt());
     const bool over = last_epoch_q_ > threshold_s();
     // A queue of our making holds back some of what we send: more went out than arrived (loss
     // aside). Without that, the delay is the path's noise or someone else's queue: no decrease,

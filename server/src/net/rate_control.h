@@ -131,6 +131,7 @@ private:
     void grow(double now_s, double dt);
     void end_drain(double now_s);
     double threshold_s() const;
+    double base_rtt() const { return base_.front().v; }  // the least round trip of the window
 
     RateControlConfig cfg_;
     double rate_bps_;
@@ -139,7 +140,6 @@ private:
     std::array<Sent, 1024> sent_{};
     std::deque<uint16_t> pending_;  // sent, in order, not yet settled
     std::deque<Sample> base_;       // ascending minima of the epochs' least round trips (a monotonic deque)
-    double base_rtt_ = 0;  // the least of base_
     double last_epoch_min_ = -1, jitter_s_ = 0, srtt_ = 0;
     uint64_t jitter_epochs_ = 0;
     double epoch_start_ = -1, epoch_min_ = std::numeric_limits<double>::infinity(), last_epoch_q_ = 0;
