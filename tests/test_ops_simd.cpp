@@ -8,6 +8,7 @@
 #include <kinesync/common/anim/ops_blend.h>
 #include <kinesync/common/anim/ops_dead_blend.h>
 #include <kinesync/common/anim/ops_fk.h>
+#include <kinesync/common/anim/ops_hermite.h>
 #include <kinesync/common/anim/ops_inertialize.h>
 #include <kinesync/common/anim/ops_sample.h>
 #include "common/src/anim/ops_simd.h"
@@ -303,4 +304,79 @@ TEST(OpsSimd, SpringOffsetAtEveryLevelMatchesScalarAndFiniteDifference) {
         wa.expect_within(std::string(simd_level_name(level)) + " offset_apply", 4e-6);  // one rotation and rate, not a chain
         wv.expect_within(std::string(simd_level_name(level)) + " offset_apply_values");
     }
+}
+
+TEST(OpsSimd, HermiteAtEveryLevelMatchesScalarAndFiniteDifference) {
+    // The client's interpolation between two snapshots: op_hermite_prepare then op_hermite at
+    // several x. Odd trials: a tick apart (every joint turning under half a radian, the kernels'
+    // series); even ones: any two poses up to half a second apart (their closed forms). Joints 1
+    // and 2 unscaled at both ends (in a block with scaled ones: exp(0) must give 1 exactly).
+    std::vector<SimdLevel> levels = simd_levels();
+    levels.insert(levels.begin(), SimdLevel::Scalar);
+    for (SimdLevel level : levels) {
+        LevelGuard g;
+        Rng rng(45);
+        Worst w;
+        for (int trial = 0; trial < 40; ++trial) {
+            const int n = 19 + trial % 6;
+            Pose a = random_pose(n, rng), b = random_pose(n, rng);
+            const float dt = trial % 2 ? rng.uniform(0.02f, 0.07f) : rng.uniform(0.05f, 0.5f);
+            if (trial % 2)
+                for (size_t j = 0; j < size_t(n); ++j)
+                    b.rot[j] = quat_mul(quat_from_scaled_angle_axis(a.ang[j] * dt + rng.vec(-0.02f, 0.02f)), a.rot[j]);
+            for (Pose* p : {&a, &b})
+                for (size_t j : {1, 2}) p->scl[j] = vec3{1, 1, 1}, p->svl[j] = vec3{};
+            HermiteSegment ref_seg, seg;
+            set_simd_level(SimdLevel::Scalar);
+            op_hermite_prepare(ref_seg, a, b, dt);
+            set_simd_level(level);
+            op_hermite_prepare(seg, a, b, dt);
+            Pose ref(n), got(n);
+            for (float x : {0.0f, 0.3f, 0.75f, 1.0f}) {
+                set_simd_level(SimdLevel::Scalar);
+                op_hermite(ref, ref_seg, a, b, x);
+                set_simd_level(level);
+                op_hermite(got, seg, a, b, x);
+                w.add(ref, got, true);
+                for (size_t j : {1, 2}) EXPECT_TRUE(same_bits(got.scl[j], vec3{1, 1, 1}) && same_bits(got.svl[j], vec3{})) << j;
+            }
+            // The ends are the snapshots, velocities included.
+            op_hermite(got, seg, a, b, 1.0f);
+            Worst ends;
+            ends.add(b, got, true);
+            op_hermite(got, seg, a, b, 0.0f);
+            ends.add(a, got, true);
+            ends.expect_within(std::string(simd_level_name(level)) + " hermite ends", 4e-6);
+            if (trial % 5) continue;
+            const float x0 = rng.uniform(0.1f, 0.9f);
+            expect_velocities_match_fd(std::string(simd_level_name(level)) + " hermite",
+                                       [&](float t, Pose& out) { op_hermite(out, seg, a, b, x0 + t / dt); }, n);
+        }
+        w.expect_within(std::string(simd_level_name(level)) + " hermite");
+    }
+}
+
+TEST(OpsSimd, HermiteRefusesWhatItCannotMean) {
+    Rng rng(46);
+    const Pose a = random_pose(5, rng), b = random_pose(5, rng), c = random_pose(6, rng);
+    HermiteSegment seg;
+    auto refused = [](auto f, const std::string& field) {
+        try {
+            f();
+        } catch (const Error& e) {
+            return std::string(e.what()).find(field) != std::string::npos;
+        }
+        return false;
+    };
+    EXPECT_TRUE(refused([&] { op_hermite_prepare(seg, a, c, 0.1f); }, "b"));
+    EXPECT_TRUE(refused([&] { op_hermite_prepare(seg, a, b, 0.0f); }, "dt = 0"));
+    EXPECT_TRUE(refused([&] { op_hermite_prepare(seg, a, b, std::nanf("")); }, "dt"));
+    Pose out(5);
+    EXPECT_TRUE(refused([&] { op_hermite(out, seg, a, b, 0.5f); }, "seg"));  // never prepared
+    op_hermite_prepare(seg, a, b, 0.1f);
+    EXPECT_TRUE(refused([&] { op_hermite(out, seg, a, b, std::nanf("")); }, "x"));
+    EXPECT_TRUE(refused([&] { op_hermite(out, seg, c, c, 0.5f); }, "a has 6"));
+    Pose out6(6);
+    EXPECT_TRUE(refused([&] { op_hermite(out6, seg, c, c, 0.5f); }, "seg"));  // prepared for 5 joints
+    EXPECT_NO_THROW(op_hermite(out, seg, a, b, 0.5f));
 }

@@ -129,7 +129,7 @@ void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t e
     // The pose is copied into the storage of one dropped from the history (no allocation).
     Pose kept = std::move(spare_pose_);
     kept = pose;
-    snaps_.insert(it, Snap{t, epoch, std::move(kept), plan, from});
+    snaps_.insert(it, Snap{t, epoch, std::move(kept), plan, from, ++serials_});
     ++changes_;
     // Keep about a second of history (the interpolating strategies look back 100 ms).
     while (snaps_.size() > 2 && snaps_.back().t - snaps_.front().t > 1.0) {
@@ -180,53 +180,19 @@ uint16_t CharacterReconstructor::interpolate(Pose& out, double when, bool hermit
         op_blend(out, a, c, x, inv);
         return s0.epoch;
     }
-    // Cubic Hermite with the snapshots' velocities (rotations in s0's rotation-vector space, the
-    // end tangent through the inverse left Jacobian, as op_sample_cubic does).
-    const float x2 = x * x, x3 = x2 * x;
-    const float h00 = 2 * x3 - 3 * x2 + 1, h10 = x3 - 2 * x2 + x, h01 = -2 * x3 + 3 * x2, h11 = x3 - x2;
-    const float d00 = 6 * x2 - 6 * x, d10 = 3 * x2 - 4 * x + 1, d01 = -6 * x2 + 6 * x, d11 = 3 * x2 - 2 * x;
-    const float dt = float(span);
-    const HermitePair& hp = hermite_pair(s0, s1, dt);
-    for (size_t j = 0; j < s0.pose.pos.size(); ++j) {
-        const vec3 p0 = s0.pose.pos[j], p1 = s1.pose.pos[j], m0 = s0.pose.vel[j] * dt, m1 = s1.pose.vel[j] * dt;
-        out.pos[j] = h00 * p0 + h10 * m0 + h01 * p1 + h11 * m1;
-        out.vel[j] = (d00 * p0 + d10 * m0 + d01 * p1 + d11 * m1) * inv;
-        const vec3 u = hp.u[j], w0 = s0.pose.ang[j] * dt, w1 = hp.w1[j];
-        const vec3 phi = h10 * w0 + h01 * u + h11 * w1, dphi = d10 * w0 + d01 * u + d11 * w1;
-        out.rot[j] = quat_mul(quat_from_scaled_angle_axis(phi), s0.pose.rot[j]);
-        out.ang[j] = so3_left_jacobian_mul(phi, dphi) * inv;
-        if (hp.unit_scale[j]) {  // log 1 = 0 and no scale velocity: exp 0 = 1, nothing to compute
-            out.scl[j] = vec3{1, 1, 1};
-            out.svl[j] = vec3{};
-            continue;
+    // Cubic Hermite with the snapshots' velocities (op_hermite), its segment prepared once per pair
+    // of entries: a render calls this once or twice per frame, a pair lasts two frames or more.
+    auto current = [&](const HermitePair& p) { return p.serial0 == s0.serial && p.serial1 == s1.serial; };
+    if (!current(pairs_[0])) {
+        // Two kept: a fresh frame predicts the previous frame's time too, often in the pair before.
+        std::swap(pairs_[0], pairs_[1]);
+        if (!current(pairs_[0])) {
+            op_hermite_prepare(pairs_[0].segment, s0.pose, s1.pose, float(span));
+            pairs_[0].serial0 = s0.serial, pairs_[0].serial1 = s1.serial;
         }
-        const vec3 l0 = hp.l0[j], l1 = hp.l1[j], n0 = s0.pose.svl[j] * dt, n1 = s1.pose.svl[j] * dt;
-        out.scl[j] = exp(h00 * l0 + h10 * n0 + h01 * l1 + h11 * n1);
-        out.svl[j] = (d00 * l0 + d10 * n0 + d01 * l1 + d11 * n1) * inv;
     }
+    op_hermite(out, pairs_[0].segment, s0.pose, s1.pose, x);
     return s0.epoch;
-}
-
-// What a pair's Hermite segment needs whatever the time within it (the rotation between them as a
-// rotation vector, the end tangent through the inverse left Jacobian, the log scales): computed
-// once per pair while the entries stand, not on every call (a render calls it once or twice per
-// frame, a pair lasts two frames or more).
-const CharacterReconstructor::HermitePair& CharacterReconstructor::hermite_pair(const Snap& s0, const Snap& s1, float dt) {
-    HermitePair& hp = pair_;
-    if (hp.changes == changes_ && hp.t0 == s0.t && hp.t1 == s1.t) return hp;
-    const size_t n = s0.pose.pos.size();
-    hp.u.resize(n), hp.w1.resize(n), hp.l0.resize(n), hp.l1.resize(n), hp.unit_scale.resize(n);
-    auto is = [](vec3 v, float c) { return v.x == c && v.y == c && v.z == c; };
-    for (size_t j = 0; j < n; ++j) {
-        hp.u[j] = quat_to_scaled_angle_axis(quat_abs(quat_mul_inv(s1.pose.rot[j], s0.pose.rot[j])));
-        hp.w1[j] = so3_left_jacobian_inv_mul(hp.u[j], s1.pose.ang[j] * dt);
-        hp.unit_scale[j] = is(s0.pose.scl[j], 1) && is(s1.pose.scl[j], 1) && is(s0.pose.svl[j], 0) && is(s1.pose.svl[j], 0);
-        if (hp.unit_scale[j]) continue;
-        hp.l0[j] = log(s0.pose.scl[j]);
-        hp.l1[j] = log(s1.pose.scl[j]);
-    }
-    hp.changes = changes_, hp.t0 = s0.t, hp.t1 = s1.t;
-    return hp;
 }
 
 const Pose& CharacterReconstructor::render(double now, double dt) {

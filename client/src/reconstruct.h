@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <kinesync/common/anim/pose.h>
+#include <kinesync/common/anim/ops_hermite.h>
 #include <kinesync/common/anim/ops_inertialize.h>
 #include <kinesync/common/anim/skeleton.h>
 #include <kinesync/client/reconstruct_config.h>
@@ -45,6 +46,7 @@ private:
         Pose pose;
         uint16_t plan = 0;
         double from = 0;  // when it was computed (t for a present snapshot)
+        uint64_t serial = 0;  // which entry (entries are never changed in place, only added and dropped)
     };
     // Uses scratch_ past the cap; joint 0 with root_halflife when it differs (uses root_in_/root_out_).
     void extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife);
@@ -58,12 +60,9 @@ private:
     // two around `when` interpolated (true) when there are two. Uses scratch_ (extrapolate).
     bool predict(Pose& out, const Snap& newest, double when);
     struct HermitePair {
-        uint64_t changes = ~uint64_t(0);  // changes_ when made (an entry added or dropped may move a pair's pose)
-        double t0 = 0, t1 = 0;
-        std::vector<vec3> u, w1, l0, l1;
-        std::vector<uint8_t> unit_scale;  // scale 1 and no scale velocity at both ends
+        uint64_t serial0 = 0, serial1 = 0;  // the entries' (0: none)
+        HermiteSegment segment;
     };
-    const HermitePair& hermite_pair(const Snap& s0, const Snap& s1, float dt);
 
     const Skeleton& skeleton_;
     ReconstructConfig cfg_;
@@ -75,6 +74,7 @@ private:
     bool blending_ = false;
     bool have_display_ = false;
     double newest_seen_t_ = -1e300;
+    uint64_t serials_ = 0;  // entries added so far
     uint64_t changes_ = 0, seen_changes_ = 0;  // entries added or dropped: so far, and at the last render
     bool any_plan_ = false;
     uint16_t newest_plan_ = 0;
@@ -84,7 +84,7 @@ private:
     PoseOffset offset_;
     std::vector<float> omega_, omega_pos_;
     Pose spare_pose_;                    // storage of the last snapshot dropped from the history
-    HermitePair pair_;                   // interpolate's, for the pair it last used
+    HermitePair pairs_[2];               // interpolate's, for the two pairs it last used (latest first)
     std::vector<float> bone_;            // per joint: rest-pose distance to its parent (units)
     std::vector<float> cum_x_, cum_v_;   // scratch: correction sizes accumulated down the chain
     std::vector<float> turn_x_, turn_v_;  // scratch: rotation offsets summed down the chain

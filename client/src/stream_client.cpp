@@ -2,6 +2,7 @@
 
 #include <asio.hpp>
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "client/src/reconstruct.h"
 #include "client/src/render_clock.h"
@@ -74,6 +76,7 @@ struct StreamClient::Impl {
     std::string cache_problem;
     double sync_err_sum = 0, render_ns_sum = 0;
     uint64_t sync_err_n = 0, render_n = 0;
+    std::array<float, 1024> render_ns_recent{};  // per frame, a ring (render_n % size)
     // ---- the I/O thread ----
     std::thread thread;
     std::atomic<bool> stopping{false};
@@ -480,7 +483,9 @@ void StreamClient::Impl::render(double t) {
         ++n;
     }
     if (n > 0) {
-        render_ns_sum += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - c0).count() / n;
+        const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - c0).count() / n;
+        render_ns_sum += ns;
+        render_ns_recent[render_n % render_ns_recent.size()] = float(ns);
         ++render_n;
     }
 }
@@ -532,6 +537,12 @@ StreamClientStats StreamClient::stats() const {
     s.rtt_ms = impl_->session.rtt_ms();
     s.time_sync_error_ms = impl_->sync_err_n ? impl_->sync_err_sum / double(impl_->sync_err_n) : 0.0;
     s.render_ns_per_character = impl_->render_n ? impl_->render_ns_sum / double(impl_->render_n) : 0.0;
+    if (impl_->render_n) {
+        std::vector<float> recent(impl_->render_ns_recent.begin(),
+                                  impl_->render_ns_recent.begin() + std::min<size_t>(impl_->render_n, impl_->render_ns_recent.size()));
+        std::nth_element(recent.begin(), recent.begin() + recent.size() / 2, recent.end());
+        s.render_ns_per_character_median = recent[recent.size() / 2];
+    }
     s.reconnects = impl_->reconnects;
     s.receive_timestamps = impl_->receive_timestamps;
     s.skeleton_cache_offered = impl_->cache_offered;

@@ -4,14 +4,17 @@
 // 1 % loss, on a sealed session's wire: IPv4/UDP headers, the seal and the snapshot header
 // included), on the shared walk and dance clips (built-in walk when ../shared/mocap is absent).
 // BM_ClientFrame: what a client pays per character per render frame: decoding (a 30 Hz snapshot
-// every other 60 Hz frame) and the render of deadblend+sod and of deadblend+sod+ahead (the path a
-// default client runs once look-ahead arrives), for the walk (31 joints), the game rig (250) and
-// the stress rig (1,000).
+// every other 60 Hz frame), the render of deadblend+sod or of deadblend+sod+ahead (the path a
+// default client runs once look-ahead arrives) and the world pose (FK), as StreamClient::update
+// does, for the walk (31 joints), the game rig (250) and the stress rig (1,000). The `_cold`
+// variant writes 8 MB between frames (untimed), as a game's other work and a client sleeping
+// between frames leave its caches: what a live client's reconstruct_ns_per_character shows.
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
 #include <string>
 
+#include <kinesync/common/anim/ops_fk.h>
 #include <kinesync/offline/builtin_motion.h>
 #include <kinesync/offline/game_rig.h>
 #include <kinesync/offline/looping.h>
@@ -119,7 +122,8 @@ void BM_DecodeDelta(benchmark::State& state, std::string clip) {
 // deadblend+sod (what a client shows before look-ahead arrives) or deadblend+sod+ahead (what it
 // switches to once the server sends look-ahead, as the demo server does by default: each entry
 // the pose 0.25 s ahead of the tick it was computed at).
-void BM_ClientFrame(benchmark::State& state, std::string clip, Strategy strategy) {
+void BM_ClientFrame(benchmark::State& state, std::string clip, Strategy strategy, bool cold = false) {
+    std::vector<uint8_t> other(cold ? size_t(8) << 20 : 0);  // what the rest of a game frame touches
     const Clip& c = bench_clip(clip);
     const States& s = states_for(c);
     const std::vector<JointRange> parts = plan_parts(size_t(c.joints()));
@@ -129,10 +133,15 @@ void BM_ClientFrame(benchmark::State& state, std::string clip, Strategy strategy
     const bool ahead = strategy == Strategy::DeadBlendSodAhead;
     CharacterReconstructor shown(c.skeleton, cfg, c.metres_per_unit);
     QCharacter q;
-    Pose pose(c.joints());
+    Pose pose(c.joints()), global(c.joints());
     size_t k = 0;
     int64_t frame = 0;
     for (auto _ : state) {
+        if (cold) {
+            state.PauseTiming();
+            for (size_t i = 0; i < other.size(); i += 64) other[i] = uint8_t(other[i] + 1);
+            state.ResumeTiming();
+        }
         const double now = double(frame) / 60.0;
         if (frame++ % 2 == 0) {
             const size_t i = k + 8;
@@ -149,7 +158,8 @@ void BM_ClientFrame(benchmark::State& state, std::string clip, Strategy strategy
                 shown.add_snapshot(now - 0.08, pose, 0);
             if (++k == coded.size()) k = 0;
         }
-        benchmark::DoNotOptimize(shown.render(now, 1.0 / 60.0).pos.data());
+        op_fk(global, shown.render(now, 1.0 / 60.0), c.skeleton.parents);
+        benchmark::DoNotOptimize(global.pos.data());
     }
     per_joint_counters(state, c.joints());
 }
@@ -179,6 +189,7 @@ BENCHMARK_CAPTURE(BM_DecodeDelta, stress_rig_1000, std::string("stress"));
 BENCHMARK_CAPTURE(BM_ClientFrame, walk_31/deadblend_sod, std::string("walk"), Strategy::DeadBlendSod);
 BENCHMARK_CAPTURE(BM_ClientFrame, game_rig_250/deadblend_sod, std::string("game"), Strategy::DeadBlendSod);
 BENCHMARK_CAPTURE(BM_ClientFrame, stress_rig_1000/deadblend_sod, std::string("stress"), Strategy::DeadBlendSod);
+BENCHMARK_CAPTURE(BM_ClientFrame, game_rig_250/deadblend_sod_ahead_cold, std::string("game"), Strategy::DeadBlendSodAhead, true);
 BENCHMARK_CAPTURE(BM_ClientFrame, walk_31/deadblend_sod_ahead, std::string("walk"), Strategy::DeadBlendSodAhead);
 BENCHMARK_CAPTURE(BM_ClientFrame, game_rig_250/deadblend_sod_ahead, std::string("game"), Strategy::DeadBlendSodAhead);
 BENCHMARK_CAPTURE(BM_ClientFrame, stress_rig_1000/deadblend_sod_ahead, std::string("stress"), Strategy::DeadBlendSodAhead);

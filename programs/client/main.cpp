@@ -178,14 +178,14 @@ bool write_report(const ClientOptions& o, const std::vector<std::unique_ptr<Bot>
         char line[2048];
         std::snprintf(line, sizeof line,
                       "    {\"snapshots_received\": %llu, \"snapshots_lost\": %llu, \"datagrams_lost\": %llu, \"bytes_per_s\": %.1f, \"rtt_ms\": %.2f, "
-                      "\"time_sync_err_ms\": %.2f, \"rate_given_kbps\": %.1f, \"reconstruct_ns_per_character\": %.0f, \"reconnects\": %llu, "
+                      "\"time_sync_err_ms\": %.2f, \"rate_given_kbps\": %.1f, \"reconstruct_ns_per_character\": %.0f, \"reconstruct_ns_per_character_median\": %.0f, \"reconnects\": %llu, "
                       "\"entries_refused\": %llu, \"entries_early\": %llu, \"resyncs_sent\": %llu, \"characters_shown\": %zu, \"joints_shown\": %zu, "
                       "\"characters_arriving\": %zu, \"skeletons_by_reference\": %llu, \"skeletons_in_full\": %llu, "
                       "\"skeleton_errors\": %llu, \"skeleton_cache_refused\": %llu, "
                       "\"connect_requests\": %llu, \"challenges\": %llu, \"challenges_forged\": %llu, \"challenges_own\": %llu, \"state\": \"%s\"}%s\n",
                       (unsigned long long)r.snapshots_received, (unsigned long long)r.snapshots_lost,
                       (unsigned long long)r.datagrams_lost, r.bytes_per_s, r.rtt_ms,
-                      r.time_sync_err_ms, r.rate_given_bps / 1000.0, r.reconstruct_ns_per_character, (unsigned long long)r.reconnects,
+                      r.time_sync_err_ms, r.rate_given_bps / 1000.0, r.reconstruct_ns_per_character, r.reconstruct_ns_per_character_median, (unsigned long long)r.reconnects,
                       (unsigned long long)r.entries_refused, (unsigned long long)r.entries_early, (unsigned long long)r.resyncs_sent,
                       r.characters_shown, r.joints_shown,
                       r.characters_arriving, (unsigned long long)r.skeletons_by_reference, (unsigned long long)r.skeletons_in_full,

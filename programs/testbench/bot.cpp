@@ -64,6 +64,7 @@ BotReport Bot::report(double now_s) const {
     r.rate_given_bps = s.session.server_rate_bps;
     r.time_sync_err_ms = s.time_sync_error_ms;
     r.reconstruct_ns_per_character = s.render_ns_per_character;
+    r.reconstruct_ns_per_character_median = s.render_ns_per_character_median;
     r.reconnects = s.reconnects;
     r.malformed = s.session.malformed;
     r.entries_refused = s.session.entries_refused;

@@ -32,7 +32,7 @@ struct BotConfig {
 struct BotReport {
     uint64_t snapshots_received = 0, snapshots_lost = 0;
     uint64_t datagrams_lost = 0;  // the server's, lost on the way (gaps in their sequence)
-    double bytes_per_s = 0, rtt_ms = 0, time_sync_err_ms = 0, reconstruct_ns_per_character = 0;
+    double bytes_per_s = 0, rtt_ms = 0, time_sync_err_ms = 0, reconstruct_ns_per_character = 0, reconstruct_ns_per_character_median = 0;
     double rate_given_bps = 0;  // the rate the server says it sends at (0: not said yet)
     uint64_t reconnects = 0, malformed = 0;
     uint64_t entries_refused = 0, resyncs_sent = 0;  // snapshot entries refused alone, and full updates asked for

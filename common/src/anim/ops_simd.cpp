@@ -289,4 +289,35 @@ void simd_offset_apply(const SimdOps& ops, const OffsetApplyBlockArgs& a, size_t
     copy_back(a.out.svl, svl, j, rem);
 }
 
+void simd_hermite_prepare(const SimdOps& ops, const HermitePrepareBlockArgs& a, size_t n) {
+    const size_t j = whole_blocks(ops, [](const SimdOps& o) { return o.hermite_prepare; }, a, n);
+    if (j == n) return;
+    const size_t rem = n - j;
+    const Pad<quat> ra(a.rot_a, j, rem), rb(a.rot_b, j, rem);
+    const Pad<vec3> ab(a.ang_b, j, rem), sa(a.scl_a, j, rem), sb(a.scl_b, j, rem), va(a.svl_a, j, rem), vb(a.svl_b, j, rem);
+    vec3 u[kMaxWidth], w1[kMaxWidth], la[kMaxWidth], lb[kMaxWidth];
+    uint8_t scaled[kMaxWidth];
+    tail_ops(ops).hermite_prepare(HermitePrepareBlockArgs{ra.v, rb.v, ab.v, sa.v, sb.v, va.v, vb.v, a.dt, u, w1, la, lb, scaled}, 0);
+    copy_back(a.u, u, j, rem), copy_back(a.w1, w1, j, rem), copy_back(a.ls_a, la, j, rem), copy_back(a.ls_b, lb, j, rem);
+    copy_back(a.scaled, scaled, j, rem);
+}
+
+void simd_hermite(const SimdOps& ops, const HermiteBlockArgs& a, size_t n) {
+    const size_t j = whole_blocks(ops, [](const SimdOps& o) { return o.hermite; }, a, n);
+    if (j == n) return;
+    const size_t rem = n - j;
+    const PoseInPad pa(a.a, j, rem), pb(a.b, j, rem);
+    const Pad<vec3> u(a.u, j, rem), w1(a.w1, j, rem), la(a.ls_a, j, rem), lb(a.ls_b, j, rem);
+    const Pad<uint8_t> scaled(a.scaled, j, rem);
+    vec3 pos[kMaxWidth], vel[kMaxWidth], ang[kMaxWidth], scl[kMaxWidth], svl[kMaxWidth];
+    quat rot[kMaxWidth];
+    HermiteBlockArgs t = a;
+    t.a = pa.in(), t.b = pb.in(), t.u = u.v, t.w1 = w1.v, t.ls_a = la.v, t.ls_b = lb.v, t.scaled = scaled.v;
+    t.out = PoseOut{pos, vel, rot, ang, scl, svl};
+    tail_ops(ops).hermite(t, 0);
+    const PoseOut& o = a.out;
+    copy_back(o.pos, pos, j, rem), copy_back(o.vel, vel, j, rem), copy_back(o.rot, rot, j, rem);
+    copy_back(o.ang, ang, j, rem), copy_back(o.scl, scl, j, rem), copy_back(o.svl, svl, j, rem);
+}
+
 }  // namespace ks

@@ -1,8 +1,8 @@
 #pragma once
 // SIMD dispatch of the hot animation ops. op_sample_cubic / op_sample_cubic_values with a
 // SampleCache, op_blend / op_blend_values / op_blend_via, op_extrapolate_decayed (so the
-// client's dead blending) and the spring offset's op_offset_capture / op_offset_decay /
-// op_offset_apply (the client's corrections) run blocks of joints through SIMD kernels
+// client's dead blending), op_hermite_prepare / op_hermite (its interpolation) and the spring
+// offset's op_offset_capture / op_offset_decay / op_offset_apply (the client's corrections) run blocks of joints through SIMD kernels
 // (common/src/anim/simd_kernels.h): on x86-64 SSE2 4-wide (the baseline) or AVX2 8-wide, the best
 // the CPU has, chosen at run time; on AArch64 NEON 4-wide (always present); every joint on other
 // CPUs takes the scalar path, which stays the reference. KS_SIMD=scalar|sse2|avx2|neon in the
@@ -79,6 +79,22 @@ struct OffsetApplyBlockArgs {
     PoseOut out;
 };
 
+// op_hermite_prepare's rotations (HermiteSegment's u and w1) and op_hermite.
+struct HermitePrepareBlockArgs {
+    const quat *rot_a, *rot_b;
+    const vec3 *ang_b, *scl_a, *scl_b, *svl_a, *svl_b;
+    float dt;
+    vec3 *u, *w1, *ls_a, *ls_b;
+    uint8_t* scaled;
+};
+struct HermiteBlockArgs {
+    PoseIn a, b;  // the segment's ends (of b: pos, vel and svl are read)
+    const vec3 *u, *w1, *ls_a, *ls_b;
+    const uint8_t* scaled;
+    float h[4], d[4], dt, inv;  // the basis at x, its derivative in x, the span and 1 / span
+    PoseOut out;
+};
+
 struct SimdOps {
     int width;  // joints per block
     void (*cubic[2])(const CubicBlockArgs&, size_t first_joint);  // [0] values only, [1] with velocities
@@ -88,6 +104,8 @@ struct SimdOps {
     void (*decay_flat)(float* x, float* v, size_t n, const float* step);  // n a multiple of width; see simd_decay_flat
     void (*lengths)(const vec3* v, float* out, size_t n);                 // n a multiple of width; see simd_lengths
     void (*offset_apply[2])(const OffsetApplyBlockArgs&, size_t first_joint);
+    void (*hermite_prepare)(const HermitePrepareBlockArgs&, size_t first_joint);
+    void (*hermite)(const HermiteBlockArgs&, size_t first_joint);
 };
 // The kernels of the current level (nullptr: scalar).
 const SimdOps* simd_ops();
@@ -103,5 +121,7 @@ void simd_decay_flat(const SimdOps& ops, float* x, float* v, size_t n, const flo
 // out[i] = length(v[i]) for i < n, at the current level (whole blocks, then the rest one by one).
 void simd_lengths(const vec3* v, float* out, size_t n);
 void simd_offset_apply(const SimdOps& ops, const OffsetApplyBlockArgs& a, size_t n, bool velocities);
+void simd_hermite_prepare(const SimdOps& ops, const HermitePrepareBlockArgs& a, size_t n);
+void simd_hermite(const SimdOps& ops, const HermiteBlockArgs& a, size_t n);
 
 }  // namespace ks

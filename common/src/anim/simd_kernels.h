@@ -513,6 +513,74 @@ void offset_apply_block(const OffsetApplyBlockArgs& a, size_t j) {
     }
 }
 
+// op_hermite_prepare's rotations over a block: u = log(abs(qb qa^-1)) as a rotation vector and the
+// end tangent w1 = J_l(u)^-1 (ang_b dt), one atan2 for both (as blend_block's path).
+template <class V>
+void hermite_prepare_block(const HermitePrepareBlockArgs& a, size_t j) {
+    const Q<V> qa = loadq<V>(a.rot_a + j);
+    Q<V> path = qmul(loadq<V>(a.rot_b + j), Q<V>{qa.w, -qa.x, -qa.y, -qa.z});
+    const V flip = (path.w < V(0.0f)) & V(-0.0f);
+    path = {path.w ^ flip, path.x ^ flip, path.y ^ flip, path.z ^ flip};
+    const V3<V> pv{path.x, path.y, path.z};
+    const V s = sqrt(dot(pv, pv)), one(1.0f);
+    const V h = atan2(s, path.w);
+    const V tiny = s < V(1e-20f);
+    const V k = select(tiny, V(2.0f) / path.w, V(2.0f) * h / select(tiny, one, s));
+    const V3<V> u = pv * k;
+    const V t2u = V(4.0f) * h * h;
+    const V taylor = t2u < V(0.25f);
+    const V c = select(taylor, V(1.0f / 12.0f) + t2u * (V(1.0f / 720.0f) + t2u * (V(1.0f / 30240.0f) + t2u * V(1.0f / 1209600.0f))),
+                       (one - V(0.5f) * k * path.w) / select(taylor, one, t2u));
+    const V3<V> v = load3<V>(a.ang_b + j) * V(a.dt);
+    const V3<V> uv = cross(u, v);
+    store3<V>(a.u + j, u);
+    store3<V>(a.w1 + j, v - uv * V(0.5f) + cross(u, uv) * c);
+    // Scaled: a scale other than 1 or a scale velocity at either end; its log scales (0 elsewhere).
+    const V3<V> sa = load3<V>(a.scl_a + j), sb = load3<V>(a.scl_b + j), one3{one, one, one}, none{V(0.0f), V(0.0f), V(0.0f)};
+    const V scaled = differs3(sa, one3) | differs3(sb, one3) | differs3(load3<V>(a.svl_a + j), none) | differs3(load3<V>(a.svl_b + j), none);
+    alignas(32) float flags[V::N];
+    scaled.store(flags);
+    for (int k = 0; k < V::N; ++k) a.scaled[j + size_t(k)] = flags[k] != 0.0f;
+    if (!any(scaled)) {
+        zero3<V>(a.ls_a + j), zero3<V>(a.ls_b + j);
+        return;
+    }
+    store3<V>(a.ls_a + j, V3<V>{log(sa.x) & scaled, log(sa.y) & scaled, log(sa.z) & scaled});
+    store3<V>(a.ls_b + j, V3<V>{log(sb.x) & scaled, log(sb.y) & scaled, log(sb.z) & scaled});
+}
+
+// op_hermite over a block: positions and log scales component by component, rotations as the
+// cubic in a's rotation-vector space with their exact rate.
+template <class V>
+void hermite_block(const HermiteBlockArgs& a, size_t j) {
+    const V h00(a.h[0]), h10(a.h[1]), h01(a.h[2]), h11(a.h[3]);
+    const V d00(a.d[0]), d10(a.d[1]), d01(a.d[2]), d11(a.d[3]);
+    const V dt(a.dt), inv(a.inv);
+    auto cubic = [&](const vec3* x0, const vec3* v0, const vec3* x1, const vec3* v1, vec3* value, vec3* rate) {
+        const Flat<V> p0 = Flat<V>::load(x0 + j), m0 = Flat<V>::load(v0 + j), p1 = Flat<V>::load(x1 + j), m1 = Flat<V>::load(v1 + j);
+        p0.map([&](V p, int k) { return h00 * p + h10 * (m0.r[k] * dt) + h01 * p1.r[k] + h11 * (m1.r[k] * dt); }).store(value + j);
+        p0.map([&](V p, int k) { return (d00 * p + d10 * (m0.r[k] * dt) + d01 * p1.r[k] + d11 * (m1.r[k] * dt)) * inv; }).store(rate + j);
+    };
+    cubic(a.a.pos, a.a.vel, a.b.pos, a.b.vel, a.out.pos, a.out.vel);
+    const V3<V> u = load3<V>(a.u + j), w0 = load3<V>(a.a.ang + j) * dt, w1 = load3<V>(a.w1 + j);
+    const V3<V> phi = w0 * h10 + u * h01 + w1 * h11, dphi = w0 * d10 + u * d01 + w1 * d11;
+    V3<V> jv;
+    const Q<V> e = exp_and_jacobian_small<V, true>(phi, dphi, jv);
+    storeq<V>(a.out.rot + j, qmul(e, loadq<V>(a.a.rot + j)));
+    store3<V>(a.out.ang + j, jv * inv);
+    bool scaled = false;
+    for (int k = 0; k < V::N; ++k) scaled = scaled || a.scaled[j + size_t(k)];
+    if (!scaled) {
+        Flat<V>{{V(1.0f), V(1.0f), V(1.0f)}}.store(a.out.scl + j);
+        zero3<V>(a.out.svl + j);
+        return;
+    }
+    // Unscaled joints' log scales and scale velocities are 0: exp(0) = 1 exactly, a mixed block
+    // needs no special case.
+    cubic(a.ls_a, a.a.svl, a.ls_b, a.b.svl, a.out.scl, a.out.svl);
+    Flat<V>::load(a.out.scl + j).map([](V l, int) { return exp(l); }).store(a.out.scl + j);
+}
+
 // The dispatch table of the kernels over vector type V (one per instantiating file).
 template <class V>
 const SimdOps* kernel_table() {
@@ -523,7 +591,9 @@ const SimdOps* kernel_table() {
                              &offset_capture_block<V>,
                              &decay_flat<V>,
                              &lengths<V>,
-                             {&offset_apply_block<V, false>, &offset_apply_block<V, true>}};
+                             {&offset_apply_block<V, false>, &offset_apply_block<V, true>},
+                             &hermite_prepare_block<V>,
+                             &hermite_block<V>};
     return &ops;
 }
 

@@ -116,6 +116,9 @@ struct StreamClientStats {
     double rtt_ms = 0;
     double time_sync_error_ms = 0;         // mean |estimated one-way delay - rtt / 2| of snapshots
     double render_ns_per_character = 0;    // mean reconstruction + FK cost of update()
+    // Its median over the last 1,024 frames: what a frame costs when the thread is not preempted
+    // (a frame the OS interrupts moves the mean, not the median).
+    double render_ns_per_character_median = 0;
     uint64_t reconnects = 0;
     // False when the socket cannot timestamp arrivals (SO_TIMESTAMPNS): datagrams are then stamped
     // when read, so a pumped client's round trip and clock are late by up to a frame.
