@@ -360,3 +360,45 @@ TEST(ServerSim, AClipOfMoreJointsThanTheWireCarriesIsRefusedAtLoadNamingTheFile)
         EXPECT_NE(what.find("1100 joints"), std::string::npos) << what;
     }
 }
+
+TEST(ServerSim, ScheduledDecisionsApplyAtTheirTickAndBadOnesAreRefused) {
+    const ClipLibrary lib = builtin_clip_library();
+    ControllerConfig cc;
+    cc.switch_min_s = cc.switch_max_s = 100.0f;  // no decision of its own in this test
+    Character ch(lib, 0, 5, vec3{}, 0.0f, cc);
+    const std::vector<int> mine = lib.clips_of(0);
+    auto refused = [&](Decision d, const std::string& field) {
+        try {
+            ch.schedule(d);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what()).find(field) != std::string::npos;
+        }
+        return false;
+    };
+    Decision d{Decision::Kind::Speed, 10, vec3{}, 0.0f, mine[0], 0.0, 1.5f};
+    EXPECT_TRUE(refused(Decision{Decision::Kind::Speed, 0, vec3{}, 0.0f, 0, 0.0, 1.5f}, "tick 0"));
+    EXPECT_TRUE(refused(Decision{Decision::Kind::Speed, 10, vec3{}, 0.0f, 0, 0.0, 0.0f}, "speed 0"));
+    EXPECT_TRUE(refused(Decision{Decision::Kind::Switch, 10, vec3{}, 0.0f, 9999, 0.0, 1.0f}, "clip 9999"));
+    EXPECT_TRUE(refused(Decision{Decision::Kind::Teleport, 10, vec3{std::nanf(""), 0, 0}, 0.0f, 0, 0.0, 1.0f}, "finite"));
+    EXPECT_TRUE(ch.scheduled().empty());
+    ch.schedule(Decision{Decision::Kind::Teleport, 20, vec3{50, 0, 0}, 0.0f, 0, 0.0, 1.0f});
+    ch.schedule(d);  // kept in tick order
+    ch.schedule(Decision{Decision::Kind::Switch, 30, vec3{}, 0.0f, mine.back(), 0.25, 1.0f});
+    ASSERT_EQ(ch.scheduled().size(), 3u);
+    EXPECT_EQ(ch.scheduled()[0].tick, 10u);
+    for (uint32_t tick = 1; tick <= 40; ++tick) {
+        const int plan = ch.plan();
+        const uint16_t epoch = ch.epoch();
+        ch.step(1.0 / 60.0, tick);
+        EXPECT_EQ(ch.plan(), plan + (tick == 10 || tick == 30)) << tick;  // a speed change and a switch replan
+        EXPECT_EQ(ch.epoch(), epoch + (tick == 20)) << tick;              // a teleport opens an epoch
+        if (tick == 20) {
+            EXPECT_NEAR(ch.pose().pos[0].x, 50.0f, 1.0f);
+        }
+        if (tick == 30) {
+            EXPECT_EQ(ch.clip(), mine.back());
+        }
+    }
+    EXPECT_TRUE(ch.scheduled().empty());
+    EXPECT_TRUE(refused(d, "not after the present one, 40"));
+}

@@ -10,6 +10,7 @@
 #include "programs/replay/replay_options.h"
 #include "programs/replay/replay_output.h"
 #include "programs/testbench/cli_common.h"
+#include "programs/testbench/honesty.h"
 #include "programs/testbench/sweep.h"
 
 using namespace ks;
@@ -116,6 +117,26 @@ bool write_outputs(const ReplayOptions& o, const Outputs& out) {
 
 }  // namespace
 
+// --honesty: the A/B check of programs/testbench/honesty.h on two recordings.
+static int check_honesty_pair(const ReplayOptions& o) {
+    if (o.decision_tick < 0) {
+        std::fprintf(stderr, "kinesync-replay: --honesty needs --decision-tick\n");
+        return 2;
+    }
+    try {
+        const RecordingReadResult a = read_recording(o.recording), b = read_recording(o.honesty_b);
+        HonestyOptions ho;
+        ho.profile = o.profile == "all" ? "broadband" : o.profile;
+        ho.seed = o.cfg.seed;
+        const HonestyReport r = check_honesty(a, b, uint32_t(o.decision_tick), ho);
+        std::printf("%s\n", honesty_summary(r).c_str());
+        return r.honest() ? 0 : 3;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kinesync-replay: %s\n", e.what());
+        return 1;
+    }
+}
+
 int main(int argc, char** argv) {
     CLI::App app{"kinesync-replay: re-streams a recording through the real snapshot builder and encoder, a simulated\n"
                  "network (both directions), the decoder and every client reconstruction strategy, rendering at 60 Hz,\n"
@@ -124,6 +145,7 @@ int main(int argc, char** argv) {
     add_replay_options(app, o);
     cli::add_version_flag(app, "kinesync-replay", KS_VERSION);
     if (const auto exit_code = cli::parse_or_exit(app, argc, argv)) return *exit_code;
+    if (!o.honesty_b.empty()) return check_honesty_pair(o);
     RecordingScan rec;
     if (!scan_or_report(o.recording, rec)) return 1;
     if (const auto rc = finish_replay_options(o, rec)) return *rc;

@@ -20,6 +20,8 @@ struct ReplayOptions {
     float hold_ahead_error_cm = -1.0f;
     bool quiet = false, fixed_rate = false;
     double view_from = 0, view_span = 120;
+    std::string honesty_b;  // --honesty: the other recording of the A/B pair
+    int64_t decision_tick = -1;
 };
 
 void add_replay_options(CLI::App& app, ReplayOptions& o);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <string>
 
 #include <kinesync/common/anim/ops_dead_blend.h>
@@ -158,8 +160,48 @@ void Character::advance(double dt, double clip_dt) {
     }
 }
 
+const char* decision_kind_name(Decision::Kind kind) {
+    switch (kind) {
+        case Decision::Kind::Teleport: return "teleport";
+        case Decision::Kind::Reset: return "reset";
+        case Decision::Kind::Switch: return "switch";
+        case Decision::Kind::Speed: return "speed";
+    }
+    return "?";
+}
+
+void Character::schedule(const Decision& d) {
+    auto refuse = [](const std::string& what) { throw std::invalid_argument("Character::schedule: " + what); };
+    if (d.tick <= tick_) refuse("tick " + std::to_string(d.tick) + " is not after the present one, " + std::to_string(tick_));
+    const std::vector<int> mine = lib_->clips_of(skeleton_);
+    const bool clip_kind = d.kind == Decision::Kind::Reset || d.kind == Decision::Kind::Switch;
+    if (clip_kind && std::find(mine.begin(), mine.end(), d.clip) == mine.end())
+        refuse("clip " + std::to_string(d.clip) + " is not one of this character's skeleton");
+    if (!std::isfinite(d.clip_time) || !std::isfinite(d.yaw) || !(std::isfinite(d.position.x) && std::isfinite(d.position.z)))
+        refuse("clip_time, yaw and position must be finite");
+    if (d.kind == Decision::Kind::Speed && !(std::isfinite(d.speed) && d.speed > 0.0f))
+        refuse("speed " + std::to_string(d.speed) + " is not finite and > 0");
+    const auto at = std::upper_bound(scheduled_.begin(), scheduled_.end(), d.tick, [](uint32_t t, const Decision& x) { return t < x.tick; });
+    scheduled_.insert(at, d);
+}
+
+void Character::stop_random_decisions() {
+    next_switch_ = next_teleport_ = next_reset_ = std::numeric_limits<double>::infinity();
+}
+
+void Character::apply(const Decision& d, double dt) {
+    const double clip_time = std::fmod(std::fmod(d.clip_time, period(d.clip)) + period(d.clip), period(d.clip));
+    switch (d.kind) {
+        case Decision::Kind::Teleport: teleport(d.position, d.yaw, d.tick); break;
+        case Decision::Kind::Reset: reset(d.clip, clip_time, d.tick); break;
+        case Decision::Kind::Switch: start_transition(d.clip, clip_time, dt); break;
+        case Decision::Kind::Speed: speed_target_ = d.speed; break;
+    }
+}
+
 void Character::decide(double dt, uint32_t tick) {
     const std::vector<int> mine = lib_->clips_of(skeleton_);
+    bool replanned = false;
     if (cfg_.teleport_every_s > 0 && clock_ >= next_teleport_) {
         next_teleport_ = clock_ + cfg_.teleport_every_s * rng_uniform(rng_, 0.7, 1.3);
         const kform g = current_ground();
@@ -179,7 +221,15 @@ void Character::decide(double dt, uint32_t tick) {
         int next = mine[size_t(rng_() % mine.size())];
         if (mine.size() > 1 && next == clip_) next = mine[(size_t(std::find(mine.begin(), mine.end(), next) - mine.begin()) + 1) % mine.size()];
         start_transition(next, rng_uniform(rng_, 0.0, period(next)), dt);
+        replanned = true;
     }
+    while (!scheduled_.empty() && scheduled_.front().tick <= tick) {
+        const Decision d = scheduled_.front();
+        scheduled_.erase(scheduled_.begin());
+        apply(d, dt);
+        replanned = replanned || d.kind == Decision::Kind::Switch || d.kind == Decision::Kind::Speed;
+    }
+    plan_ += replanned;
 }
 
 void Character::animate() {
@@ -208,6 +258,7 @@ void Character::animate() {
 
 void Character::step(double dt, uint32_t tick) {
     events_.clear();
+    tick_ = tick;
     // Playback speed eases towards its target (exact damper: any dt is fine).
     speed_ = damper_exact(speed_, speed_target_, kSpeedHalflife, float(dt));
     advance(dt, double(speed_) * dt);
@@ -234,6 +285,7 @@ void Character::copy_state_to(Character& out) const {
     }
     out.epoch_ = epoch_;
     out.switches_ = switches_;
+    out.plan_ = plan_;
     out.events_.clear();
     out.head_ = head_;
     out.head_forward_ = head_forward_;

@@ -35,6 +35,21 @@ struct CharacterEvent {
     uint16_t epoch;  // the epoch that starts with this event
 };
 
+// A decision: what changes a character's future, taken at a tick by its controller (from its
+// random source) or scheduled by a scenario or a test (Character::schedule). A scheduled one is
+// applied at the start of its tick's step, after the controller's own, before the pose.
+struct Decision {
+    enum class Kind : uint8_t { Teleport, Reset, Switch, Speed };
+    Kind kind = Kind::Switch;
+    uint32_t tick = 0;
+    vec3 position{};         // Teleport: where the character's ground root goes (skeleton units; y ignored)
+    float yaw = 0.0f;        // Teleport: its heading, radians
+    int clip = 0;            // Reset, Switch: a clip of the character's skeleton
+    double clip_time = 0.0;  // Reset, Switch: where in it, seconds (wrapped into the clip)
+    float speed = 1.0f;      // Speed: the playback speed the character eases to
+};
+const char* decision_kind_name(Decision::Kind kind);
+
 class Character {
 public:
     Character(const ClipLibrary& lib, int skeleton, uint64_t seed, vec3 start, float start_yaw, const ControllerConfig& cfg);
@@ -54,6 +69,18 @@ public:
     int clip() const { return clip_; }
     // Clip switches so far (a transition starts at each).
     int switches() const { return switches_; }
+    // The plan: bumped on every tick with a clip switch or a speed change (what a look-ahead
+    // assumed of the future no longer holds; teleports and resets bump the epoch instead).
+    int plan() const { return plan_; }
+
+    // Decisions to apply at their ticks (after the present one); throws std::invalid_argument
+    // naming the field for a tick not in the future, a clip not of this skeleton, a value not
+    // finite or a speed not > 0. Pending ones are kept in tick order.
+    void schedule(const Decision& d);
+    const std::vector<Decision>& scheduled() const { return scheduled_; }
+    void clear_schedule() { scheduled_.clear(); }
+    // No more decisions from the random source (a scripted scenario's, or a test's, alone).
+    void stop_random_decisions();
 
     // Controls (also used by the scenario): teleport by a rigid move, reset into a clip and time.
     void teleport(vec3 position, float yaw, uint32_t tick);
@@ -62,7 +89,8 @@ public:
 private:
     static constexpr float kSpeedHalflife = 0.5f;  // playback speed easing towards its target
     void advance(double dt, double clip_dt);  // clocks, clip time (wrapping), blend clock
-    void decide(double dt, uint32_t tick);    // teleports, resets and clip switches now due
+    void decide(double dt, uint32_t tick);    // teleports, resets, clip switches and speed changes now due
+    void apply(const Decision& d, double dt);  // a scheduled decision
     void animate();                           // the pose of the present state
     void copy_state_to(Character& out) const;  // what the look-ahead needs, reusing out's buffers
     void sample_input(Pose& out, int clip, double clip_time, float speed, const kform& anchor) const;
@@ -85,7 +113,9 @@ private:
     Pose transition_, offset_, scratch_, input_, global_;
     std::vector<quat> dirs_;
     uint16_t epoch_ = 0;
-    int switches_ = 0;
+    int switches_ = 0, plan_ = 0;
+    std::vector<Decision> scheduled_;  // pending, by tick
+    uint32_t tick_ = 0;                // of the last step
     std::vector<CharacterEvent> events_;
     Pose out_;
     int head_ = -1;

@@ -31,7 +31,7 @@ void WorldStreamer::set_look_ahead(double seconds, int every_ticks, bool follow_
     epoch_tick_.assign(world_.characters().size(), 0);
     plan_tick_.assign(world_.characters().size(), 0);
     plan_seen_.assign(world_.characters().size(), 0);
-    for (size_t c = 0; c < plan_seen_.size(); ++c) plan_seen_[c] = world_.characters()[c].switches();
+    for (size_t c = 0; c < plan_seen_.size(); ++c) plan_seen_[c] = world_.characters()[c].plan();
     ahead_ = world_.characters();
 }
 
@@ -58,7 +58,7 @@ void WorldStreamer::send_look_ahead(uint32_t now, double hz) {
     });
     for (size_t c = 0; c < chars.size(); ++c)
         if (horizon_[c] > 0)
-            server_.set_look_ahead(uint16_t(c), ahead_[c].pose(), float(double(horizon_[c]) * dt), uint16_t(chars[c].switches()));
+            server_.set_look_ahead(uint16_t(c), ahead_[c].pose(), float(double(horizon_[c]) * dt), uint16_t(chars[c].plan()));
 }
 
 uint32_t WorldStreamer::step() {
@@ -74,8 +74,8 @@ uint32_t WorldStreamer::step() {
             if (!epoch_tick_.empty()) epoch_tick_[c] = e.tick;
         }
         server_.set_pose(id, ch.pose());
-        if (!plan_seen_.empty() && plan_seen_[c] != ch.switches()) {
-            plan_seen_[c] = ch.switches();
+        if (!plan_seen_.empty() && plan_seen_[c] != ch.plan()) {
+            plan_seen_[c] = ch.plan();
             plan_tick_[c] = now;
         }
     }

@@ -50,7 +50,7 @@ private:
     double decision_restart_s_ = -1.0;
     std::vector<uint32_t> epoch_tick_;    // per character: the tick of its last teleport or reset
     std::vector<uint32_t> plan_tick_;     // per character: the tick of its last clip switch
-    std::vector<int> plan_seen_;          // per character: its switches() then
+    std::vector<int> plan_seen_;          // per character: its plan() then
     std::vector<Character> ahead_;        // per character: scratch for its look-ahead
     std::vector<int> horizon_;            // per character: this snapshot's horizon, ticks
     LookAheadFn look_ahead_fn_;

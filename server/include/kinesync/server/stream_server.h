@@ -133,6 +133,11 @@ public:
     // plan stays the character's until the next call (set_pose keeps it). After a decision, pass a
     // shorter `seconds` that grows back a tick per tick (the demo server restarts at 0.15 s): the
     // new plan then comes due about when it arrives (docs/FIDELITY.md, "Look-ahead").
+    // The contract (docs/FIDELITY.md, "Honesty"): what is passed at tick t is computed from the
+    // game's state at t alone, never from a decision taken later (a scripted event, an AI's next
+    // choice, input not yet read). Two runs identical up to a decision at tick T must pass
+    // bit-identical look-aheads at every tick before T; record both (StreamServerConfig::
+    // record_path) and `kinesync-replay A.ksrec --honesty B.ksrec --decision-tick T` checks it.
     // Throws ks::Error like set_pose, and InvalidArgument for seconds outside (0, 2].
     void set_look_ahead(uint16_t character, const Pose& pose, float seconds, uint16_t plan);
     // A discontinuity at this tick: the character jumped (teleport) or its animation restarted
