@@ -140,7 +140,65 @@ std::string running_into_a_teleport_at_the_end() {
     return path;
 }
 
+// The same runner with the server's look-ahead (the pose 0.25 s ahead, on every even tick), this
+// time teleported 10 m back along its way at tick 120 (2 s of 4): after the teleport it runs back
+// towards where it came from, so a pose of its future lies on the way between the two places.
+std::string running_back_after_a_teleport_with_look_ahead() {
+    Skeleton sk;
+    sk.names = {"root", "a", "b"};
+    sk.parents = {-1, 0, 1};
+    sk.offsets = {{0, 1, 0}, {0, 0.4f, 0}, {0, 0.4f, 0}};
+    RecordingHeader h;
+    h.skeletons = {sk};
+    h.skeleton_names = {"runner"};
+    h.metres_per_unit = {1.0f};
+    h.characters = {{0, 0, "runner"}};
+    const std::string path = ks::test::scratch_path("replay-ahead-teleport.ksrec");
+    RecordingWriter w(path, h);
+    const uint32_t teleport = 120, last = 240;
+    auto pose_at = [&](double t, bool after) {  // after: the motion of the new epoch
+        Pose p(3);
+        for (size_t j = 0; j < 3; ++j) p.pos[j] = sk.offsets[j];
+        p.pos[0] = {4.0f * float(t) - (after ? 10.0f : 0.0f), 1.0f, 0.0f};
+        p.vel[0] = {4.0f, 0.0f, 0.0f};
+        return p;
+    };
+    for (uint32_t tick = 1; tick <= last; ++tick) {
+        RecordedFrame f;
+        f.tick = tick;
+        RecordedCharacter c;
+        c.epoch = tick >= teleport ? 1 : 0;
+        c.pose = pose_at(tick / 60.0, tick >= teleport);
+        if (tick % 2 == 0) {
+            c.ahead_s = 0.25f;
+            c.ahead = pose_at(tick / 60.0 + 0.25, tick >= teleport);  // honest: the old motion carried on before the teleport
+        }
+        f.characters.push_back(c);
+        if (tick == teleport) f.events.push_back({0, 1, 0, tick});
+        w.write(f);
+    }
+    w.close();
+    return path;
+}
+
 }  // namespace
+
+TEST(Replay, ANewEpochsFirstLookAheadIsShownAtThePresentNotAtItsTime) {
+    // hermite+ahead shows a new epoch at once. Its first entry is the pose 0.25 s ahead (1 m on,
+    // back towards the old place): held, it would be shown on the way between the two places for
+    // a quarter of a second (smear); carried back to the present along its velocity, it is where
+    // the runner is.
+    const RecordingReadResult rec = read_recording(running_back_after_a_teleport_with_look_ahead());
+    ReplayConfig cfg;
+    cfg.profile = net_profile("lan");
+    cfg.strategies = ahead_strategies();
+    const ReplayResult r = run_replay(rec, cfg);
+    ASSERT_EQ(r.strategies.size(), ahead_strategies().size());
+    for (const auto& s : r.strategies) {
+        EXPECT_EQ(s.result.teleport_smear_frames, 0) << strategy_name(s.strategy);
+        EXPECT_LT(s.result.present_err_cm.p95, 10.0) << strategy_name(s.strategy);
+    }
+}
 
 TEST(Replay, ARecordingEndingInATeleportsBlackoutHasNoSmear) {
     // Extrapolating strategies carry the running on while the teleport's news is on its way: on

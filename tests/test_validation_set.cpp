@@ -1,8 +1,15 @@
-// The defaults on clips never used to tune them (docs/FIDELITY.md, "The validation set"), recorded
-// as kinesync-server records (30 s here, 60 s in docs/RESULTS.md). The bounds are the targets where
-// they hold, and otherwise this test's measured figures with a margin, so a change that makes the
-// defaults worse on unseen motion fails.
+// The defaults on clips never used to tune them (docs/FIDELITY.md, "The validation set"): the
+// validation clips grouped into families by skeleton (a character plays the clips of one skeleton,
+// and a pooled figure can hide one family's miss), each recorded as the demo server records (30 s,
+// 4 characters, teleports every 7 s, resets every 11 s, seed 7) with standard and with decisive
+// play (a new clip and speed every 1-2 s), and replayed at every profile. The bounds are the
+// look-ahead default's targets; the velocity-only default's are printed, met or MISSED (its misses
+// are docs/FIDELITY.md's). Smear must be 0 for every strategy everywhere.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
 
 #include "programs/server/sim/world_streamer.h"
 #include "programs/testbench/replay.h"
@@ -16,13 +23,29 @@ using namespace ks;
 
 namespace {
 
-RecordingReadResult record_validation(double seconds) {
-    const ClipLibrary lib = load_clip_library(test::validation_clips());
+// The library's clips of one skeleton, as a library of their own.
+ClipLibrary family_of(const ClipLibrary& all, int skeleton, std::string& name) {
+    ClipLibrary f;
+    f.skeletons = {all.skeletons[size_t(skeleton)]};
+    f.metres_per_unit = {all.metres_per_unit[size_t(skeleton)]};
+    f.skeleton_names = {all.skeleton_names[size_t(skeleton)]};
+    name.clear();
+    for (const LoadedClip& c : all.clips) {
+        if (c.skeleton != skeleton) continue;
+        f.clips.push_back(c);
+        f.clips.back().skeleton = 0;
+        name += (name.empty() ? "" : "+") + std::filesystem::path(c.clip.name).stem().string();
+    }
+    return f;
+}
+
+RecordingReadResult record(const ClipLibrary& lib, bool decisive, double seconds) {
     WorldConfig wc;
     wc.characters = 4;
     wc.seed = 7;
     wc.controller.teleport_every_s = 7.0f;
     wc.controller.reset_every_s = 11.0f;
+    if (decisive) wc.controller.switch_min_s = 1.0f, wc.controller.switch_max_s = 2.0f;  // kinesync-server --decisions decisive
     World world(lib, wc);
     StreamServerConfig sc;
     sc.network = false;
@@ -47,44 +70,53 @@ const FidelityResult& of(const ReplayResult& r, Strategy s) {
     throw std::runtime_error(std::string("no result for ") + strategy_name(s));
 }
 
+const char* mark(bool met) { return met ? "met" : "MISSED"; }
+
 }  // namespace
 
 TEST(Validation, TheDefaultsHoldOnClipsNeverTunedOn) {
     KS_REQUIRE_VALIDATION_CLIPS();
     test::quiet_server_logger();
-    const RecordingReadResult rec = record_validation(30.0);
-    for (const char* profile : {"broadband", "mobile"}) {
-        ReplayConfig cfg;
-        cfg.profile = net_profile(profile);
-        cfg.strategies = {Strategy::Interp, Strategy::DeadBlendSod, Strategy::DeadBlendSodAhead};
-        const ReplayResult r = run_replay(rec, cfg);
-        const FidelityResult &interp = of(r, Strategy::Interp), &sod = of(r, Strategy::DeadBlendSod),
-                             &ahead = of(r, Strategy::DeadBlendSodAhead);
-        SCOPED_TRACE(profile);
-        std::printf("validation %s: interp %.2f cm, %lld pops; deadblend+sod %.2f cm, accel %.2f, %lld pops; "
-                    "deadblend+sod+ahead %.2f cm, accel %.2f, %lld pops\n",
-                    profile, interp.present_err_cm.mean, (long long)interp.pops, sod.present_err_cm.mean, sod.accel_rms_ratio,
-                    (long long)sod.pops, ahead.present_err_cm.mean, ahead.accel_rms_ratio, (long long)ahead.pops);
-        EXPECT_EQ(sod.teleport_smear_frames, 0);
-        EXPECT_EQ(ahead.teleport_smear_frames, 0);
-        const bool broadband = std::string(profile) == "broadband";
-        // Targets that hold: the velocity-only default within a quarter of interp's error at
-        // broadband and within 3 times its pops at mobile; the look-ahead default within a tenth
-        // of interp's error, as smooth as the look-ahead targets ask (1.15), with fewer pops.
-        EXPECT_LE(ahead.present_err_cm.mean, interp.present_err_cm.mean / 10);
-        EXPECT_LE(ahead.accel_rms_ratio, 1.15);
-        EXPECT_LE(ahead.pops, interp.pops);
-        // Missed targets (error 1/4 of interp's at mobile, accel <= 1.3 broadband / 1.5 mobile,
-        // pops <= 3x interp's at broadband): this test's measured figures (30 s: 1/2.8, 1.76 and
-        // 2.06, 5.0x) with a margin, so they do not get worse unseen.
-        if (broadband) {
-            EXPECT_LE(sod.present_err_cm.mean, interp.present_err_cm.mean / 4);
-            EXPECT_LE(sod.accel_rms_ratio, 2.0);
-            EXPECT_LE(sod.pops, 6 * interp.pops);
-        } else {
-            EXPECT_LE(sod.present_err_cm.mean, interp.present_err_cm.mean / 2.5);
-            EXPECT_LE(sod.accel_rms_ratio, 2.3);
-            EXPECT_LE(sod.pops, 3 * interp.pops);
+    const ClipLibrary all = load_clip_library(test::validation_clips());
+    for (int s = 0; s < int(all.skeletons.size()); ++s) {
+        std::string family;
+        const ClipLibrary lib = family_of(all, s, family);
+        for (const bool decisive : {false, true}) {
+            const RecordingReadResult rec = record(lib, decisive, 30.0);
+            for (const std::string& profile : net_profile_names()) {
+                ReplayConfig cfg;
+                cfg.profile = net_profile(profile);
+                cfg.strategies = all_strategies();
+                cfg.strategies.insert(cfg.strategies.end(), ahead_strategies().begin(), ahead_strategies().end());
+                const ReplayResult r = run_replay(rec, cfg);
+                const FidelityResult &interp = of(r, Strategy::Interp), &sod = of(r, Strategy::DeadBlendSod),
+                                     &ahead = of(r, Strategy::DeadBlendSodAhead);
+                const std::string where = family + ", " + (decisive ? "decisive" : "standard") + ", " + profile;
+                SCOPED_TRACE(where);
+                const double err_ratio = interp.present_err_cm.mean / std::max(1e-9, ahead.present_err_cm.mean);
+                const double sod_ratio = interp.present_err_cm.mean / std::max(1e-9, sod.present_err_cm.mean);
+                std::printf("validation %s: interp %.2f cm, %lld pops | deadblend+sod+ahead %.3f cm (1/%.1f), accel %.2f, %lld pops | "
+                            "deadblend+sod %.2f cm (1/%.1f), accel %.2f, %lld pops\n",
+                            where.c_str(), interp.present_err_cm.mean, (long long)interp.pops, ahead.present_err_cm.mean, err_ratio,
+                            ahead.accel_rms_ratio, (long long)ahead.pops, sod.present_err_cm.mean, sod_ratio, sod.accel_rms_ratio,
+                            (long long)sod.pops);
+                for (const auto& x : r.strategies) EXPECT_EQ(x.result.teleport_smear_frames, 0) << strategy_name(x.strategy);
+                // The look-ahead default's targets: fewer pops than interp everywhere; within 1/20 of
+                // its error at broadband and 1/8 at mobile; acceleration ratio 1.15 at broadband and
+                // mobile, and at hostile on decisive play.
+                EXPECT_LE(ahead.pops, interp.pops);
+                const double err_target = profile == "broadband" ? 20.0 : profile == "mobile" ? 8.0 : 0.0;
+                EXPECT_GE(err_ratio, err_target);
+                const bool smooth_target = profile == "broadband" || profile == "mobile" || (decisive && profile == "hostile");
+                EXPECT_LE(ahead.accel_rms_ratio, smooth_target ? 1.15 : 1e9);
+                // The velocity-only default's (docs/FIDELITY.md): error 1/4 of interp's, acceleration
+                // ratio 1.3 at broadband and 1.5 at mobile, pops within 3 times interp's.
+                if (profile == "broadband" || profile == "mobile") {
+                    const double accel_target = profile == "broadband" ? 1.3 : 1.5;
+                    std::printf("  deadblend+sod targets: error 1/4 %s, accel %.1f %s, pops 3x %s\n", mark(sod_ratio >= 4.0), accel_target,
+                                mark(sod.accel_rms_ratio <= accel_target), mark(sod.pops <= 3 * interp.pops));
+                }
+            }
         }
     }
 }

@@ -99,6 +99,10 @@ bool CharacterReconstructor::predict(Pose& out, const Snap& newest, double when)
             extrapolate(out, snaps_[b - 1], when, cfg_.predict_halflife_s, cfg_.predict_root_halflife_s);
             return false;
         }
+        if (after_ok) {  // the epoch's entries all lie ahead (it just began): the first, carried back
+            carry_back(out, snaps_[b], when);
+            return false;
+        }
     }
     extrapolate(out, newest, when, cfg_.predict_halflife_s, cfg_.predict_root_halflife_s);
     return false;
@@ -138,6 +142,12 @@ void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t e
     }
 }
 
+// An entry still ahead of `when` (the first of an epoch or of the stream) moved back to it along
+// its velocities: held, it would show where the character will be, not where it is.
+void CharacterReconstructor::carry_back(Pose& out, const Snap& s, double when) {
+    op_extrapolate_decayed(out, s.pose, float(when - s.t), 1e9f);
+}
+
 void CharacterReconstructor::extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife) {
     const double te = std::max(now - s.t, -0.05);  // a little backwards if the clock estimate runs ahead
     op_extrapolate_decayed(out, s.pose, float(std::min(te, cfg_.extrap_cap_s)), halflife);
@@ -157,14 +167,17 @@ uint16_t CharacterReconstructor::interpolate(Pose& out, double when, bool hermit
     // The snapshots around `when` (same epoch); hold the nearest one outside.
     size_t b = 0;
     while (b < snaps_.size() && snaps_[b].t <= when) ++b;
+    if (b < snaps_.size() && (b == 0 || snaps_[b - 1].epoch != snaps_[b].epoch) && newer_at_once) {
+        carry_back(out, snaps_[b], when);
+        return snaps_[b].epoch;
+    }
     if (b == 0) {
         out = snaps_.front().pose;
         return snaps_.front().epoch;
     }
     if (b == snaps_.size() || snaps_[b - 1].epoch != snaps_[b].epoch) {
-        const Snap& held = newer_at_once && b < snaps_.size() ? snaps_[b] : snaps_[b - 1];  // never across an epoch
-        out = held.pose;
-        return held.epoch;
+        out = snaps_[b - 1].pose;  // never across an epoch
+        return snaps_[b - 1].epoch;
     }
     const Snap& s0 = snaps_[b - 1];
     const Snap& s1 = snaps_[b];

@@ -50,6 +50,7 @@ private:
     };
     // Uses scratch_ past the cap; joint 0 with root_halflife when it differs (uses root_in_/root_out_).
     void extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife);
+    void carry_back(Pose& out, const Snap& s, double when);  // an entry ahead of `when`, back to it
     void limit_correction_frequencies();  // omega_ from offset_
     void render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt);
     // The snapshots around `when` interpolated; across an epoch the older is held (a delayed display
