@@ -120,7 +120,9 @@ namespace Kinesync
 
         /// <summary>Optional, after SetPose: the pose <paramref name="seconds"/> (0..2] ahead that the
         /// game's animation reaches if nothing is decided meanwhile; <paramref name="plan"/> goes up
-        /// at each decision its earlier look-aheads could not know (docs/FIDELITY.md, "Look-ahead").</summary>
+        /// at each decision its earlier look-aheads could not know (docs/FIDELITY.md, "Look-ahead"). It must
+        /// be computed from the game's state at this tick alone, never from a later decision
+        /// (<c>kinesync-replay A.ksrec --honesty B.ksrec --decision-tick T</c> checks two recordings).</summary>
         public void SetLookAhead(ushort character, Kform[] joints, float seconds, ushort plan)
         {
             if (joints == null) throw new ArgumentNullException("joints");

@@ -125,8 +125,11 @@ KS_API ks_result ks_server_set_pose(ks_server* s, uint16_t character, const ks_k
  * game's animation reaches if nothing is decided meanwhile (its graph run forward with the inputs
  * held), and the plan number, which the game increments at each decision its earlier look-aheads
  * could not know. Sent to clients instead of the pose and recorded beside it (docs/FIDELITY.md,
- * "Look-ahead"). KS_ERROR_INVALID_ARGUMENT for seconds out of
- * range, KS_ERROR_STATE before any pose of the character. */
+ * "Look-ahead"). The contract: computed at this tick from the game's state now, never from a
+ * decision taken later (two runs that part at a decision at tick T pass bit-identical look-aheads
+ * before T; `kinesync-replay A.ksrec --honesty B.ksrec --decision-tick T` checks two recordings).
+ * KS_ERROR_INVALID_ARGUMENT for seconds out of range, KS_ERROR_STATE before any pose of the
+ * character. */
 KS_API ks_result ks_server_set_look_ahead(ks_server* s, uint16_t character, const ks_kform* joints, int joint_count, float seconds,
                                           uint16_t plan);
 KS_API ks_result ks_server_teleport(ks_server* s, uint16_t character);
