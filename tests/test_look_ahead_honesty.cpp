@@ -157,9 +157,10 @@ TEST(LookAheadHonesty, EveryKindOfDecisionOnEitherParityIsHiddenFromEarlierLookA
     }
 }
 
-TEST(LookAheadHonesty, TheCheckRefusesAPairWhoseTruthsPartBeforeTheDecision) {
+TEST(LookAheadHonesty, TheCheckRefusesAPairItCannotJudge) {
     const RecordingReadResult a = record({}, std::nullopt, 0), b = record({}, Decision::Kind::Teleport, 120);
     EXPECT_THROW(check_honesty(a, b, 150), std::invalid_argument);
+    EXPECT_THROW(check_honesty(a, a, kTicks + 100), std::invalid_argument) << "no look-ahead reaches a tick past the end";
     const HonestyReport r = check_honesty(a, b, 120);
     EXPECT_TRUE(r.honest()) << honesty_summary(r);
 }

@@ -144,8 +144,9 @@ void CharacterReconstructor::add_snapshot(double t, const Pose& pose, uint16_t e
 
 // An entry still ahead of `when` (the first of an epoch or of the stream) moved back to it along
 // its velocities: held, it would show where the character will be, not where it is.
+// Never to before the entry was computed (its epoch may have begun only then).
 void CharacterReconstructor::carry_back(Pose& out, const Snap& s, double when) {
-    op_extrapolate_decayed(out, s.pose, float(when - s.t), 1e9f);
+    op_extrapolate_decayed(out, s.pose, float(std::max(when, s.from) - s.t), 1e9f);
 }
 
 void CharacterReconstructor::extrapolate(Pose& out, const Snap& s, double now, float halflife, float root_halflife) {

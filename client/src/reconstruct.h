@@ -54,8 +54,9 @@ private:
     void limit_correction_frequencies();  // omega_ from offset_
     void render_corrected(const Snap& newest, bool fresh, bool new_epoch, double now, double dt);
     // The snapshots around `when` interpolated; across an epoch the older is held (a delayed display
-    // reaches the newer at its time) or, `newer_at_once`, the newer shown (the present is past the
-    // time it was computed). Returns the epoch shown. Uses target_ and transition_.
+    // reaches the newer at its time) or, `newer_at_once`, the newer shown, carried back to `when`
+    // (the present is past the time it was computed; carry_back). Returns the epoch shown. Uses
+    // target_ and transition_.
     uint16_t interpolate(Pose& out, double when, bool hermite, bool newer_at_once = false);
     // What the snapshots say the pose is at `when`: the newest extrapolated; with look-ahead, the
     // two around `when` interpolated (true) when there are two. Uses scratch_ (extrapolate).

@@ -1,5 +1,6 @@
 #include "programs/replay/replay_options.h"
 
+#include <cstdint>
 #include <cstdio>
 
 namespace ks {
@@ -49,7 +50,9 @@ void add_output_options(CLI::App& app, ReplayOptions& o) {
                    "check the look-ahead's honesty instead (docs/FIDELITY.md, \"Honesty\"): RECORDING and this one are two runs "
                    "of one server, identical up to a decision at --decision-tick; exit 0 when no look-ahead computed before it "
                    "and nothing any strategy shows before its snapshot arrives differs between them, 3 when something does");
-    app.add_option("--decision-tick", o.decision_tick, "the tick of the decision the --honesty pair parts at")->check(CLI::NonNegativeNumber);
+    app.add_option("--decision-tick", o.decision_tick, "the tick of the decision the --honesty pair parts at (replayed under --profile, "
+                                                       "broadband for all, and --seed; the other options do not apply)")
+        ->check(CLI::Range(int64_t(0), int64_t(UINT32_MAX)));
     app.add_option("--view-span", o.view_span, "and holds at most this many seconds (about 40 MB of memory a minute for 6 characters)")
         ->capture_default_str()->check(CLI::PositiveNumber);
 }

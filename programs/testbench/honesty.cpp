@@ -29,7 +29,8 @@ void check_same_cast(const RecordingReadResult& a, const RecordingReadResult& b)
 }  // namespace
 
 uint32_t first_truth_difference(const RecordingReadResult& a, const RecordingReadResult& b) {
-    for (size_t f = 0; f < std::min(a.frames.size(), b.frames.size()); ++f) {
+    const size_t common = std::min(a.frames.size(), b.frames.size());
+    for (size_t f = 0; f < common; ++f) {
         if (a.frames[f].tick != b.frames[f].tick) return std::min(a.frames[f].tick, b.frames[f].tick);
         if (a.frames[f].characters.size() != b.frames[f].characters.size()) return a.frames[f].tick;
         for (size_t c = 0; c < a.frames[f].characters.size(); ++c) {
@@ -38,7 +39,8 @@ uint32_t first_truth_difference(const RecordingReadResult& a, const RecordingRea
             if (x.id != y.id || x.epoch != y.epoch || !same_bits(x.pose, y.pose)) return a.frames[f].tick;
         }
     }
-    return UINT32_MAX;
+    if (a.frames.size() == b.frames.size()) return UINT32_MAX;
+    return common == 0 ? 0 : (a.frames.size() > common ? a : b).frames[common].tick;  // the longer one's next tick
 }
 
 EntryCheck compare_entries(const RecordingReadResult& a, const RecordingReadResult& b, uint32_t decision_tick) {
@@ -65,7 +67,7 @@ ShownReplay::ShownReplay() = default;
 ShownReplay::ShownReplay(ShownReplay&&) noexcept = default;
 ShownReplay::~ShownReplay() = default;
 
-ShownReplay replay_shown(const RecordingReadResult& rec, const HonestyOptions& options) {
+ShownReplay replay_shown(const RecordingReadResult& rec, const HonestyOptions& options, double span_s) {
     ReplayConfig cfg;
     cfg.profile = net_profile(options.profile);
     cfg.seed = options.seed;
@@ -80,7 +82,7 @@ ShownReplay replay_shown(const RecordingReadResult& rec, const HonestyOptions& o
     for (const auto& c : rec.header.characters) joints.push_back(rec.header.skeletons[c.skeleton].size());
     double span = 1.0;
     if (!rec.frames.empty()) span += double(rec.frames.back().tick) / double(rec.header.tick_hz);
-    out.view = std::make_unique<ViewCapture>(out.streams, joints, 0.0, span);
+    out.view = std::make_unique<ViewCapture>(out.streams, joints, 0.0, std::min(span, span_s));
     cfg.view = out.view.get();
     run_replay(rec, cfg);
     return out;
@@ -115,7 +117,12 @@ HonestyReport check_honesty(const RecordingReadResult& a, const RecordingReadRes
         throw std::invalid_argument("honesty: the runs' truths part at tick " + std::to_string(r.truth_parts_at) +
                                     ", before the decision tick " + std::to_string(decision_tick));
     r.entries = compare_entries(a, b, decision_tick);
-    r.shown = compare_shown(replay_shown(a, options), replay_shown(b, options), decision_tick, a.header.tick_hz);
+    if (r.entries.reaching == 0)
+        throw std::invalid_argument("honesty: no look-ahead entry computed before tick " + std::to_string(decision_tick) +
+                                    " reaches it (the recordings hold no look-ahead there): nothing to judge");
+    // The replays are compared until the decision's snapshot arrives: a few seconds past it suffice.
+    const double span = double(decision_tick) / double(a.header.tick_hz) + 5.0;
+    r.shown = compare_shown(replay_shown(a, options, span), replay_shown(b, options, span), decision_tick, a.header.tick_hz);
     return r;
 }
 

@@ -31,7 +31,10 @@ struct EntryCheck {
 };
 EntryCheck compare_entries(const RecordingReadResult& a, const RecordingReadResult& b, uint32_t decision_tick);
 
-// What every strategy ("+ahead" ones included) showed in a replay of one recording.
+// What every strategy ("+ahead" ones included) showed in a replay of one recording, in its first
+// `span_s` seconds (what compare_shown needs: up to the decision's snapshot's arrival). Poses as
+// the viewer keeps them (positions to the millimetre, rotations to 1/127): the entry check is the
+// bit-exact one.
 struct ShownReplay {
     std::vector<std::string> streams;  // "truth", then the strategies in the replay's order
     std::unique_ptr<ViewCapture> view;
@@ -39,7 +42,7 @@ struct ShownReplay {
     ShownReplay(ShownReplay&&) noexcept;
     ~ShownReplay();
 };
-ShownReplay replay_shown(const RecordingReadResult& rec, const HonestyOptions& options = {});
+ShownReplay replay_shown(const RecordingReadResult& rec, const HonestyOptions& options = {}, double span_s = 1e9);
 
 // Render frames before the snapshot of T (or a later one) first arrives in either replay; the
 // strategies compared, and those that showed something else in those frames.
@@ -49,7 +52,8 @@ struct ShownCheck {
 };
 ShownCheck compare_shown(const ShownReplay& a, const ShownReplay& b, uint32_t decision_tick, float tick_hz);
 
-// The first tick whose truth (a pose or an epoch of any character) differs (UINT32_MAX: none).
+// The first tick whose truth (a pose or an epoch of any character) differs, or where the shorter
+// recording ends (UINT32_MAX: none, and the same length).
 uint32_t first_truth_difference(const RecordingReadResult& a, const RecordingReadResult& b);
 
 struct HonestyReport {
@@ -58,8 +62,9 @@ struct HonestyReport {
     ShownCheck shown;
     bool honest() const { return entries.differing == 0 && shown.differing == 0; }
 };
-// Both checks; refuses (std::invalid_argument, naming it) a pair whose truths differ before T or
-// whose recordings hold different characters.
+// Both checks; refuses (std::invalid_argument, naming it) a pair whose truths differ before T,
+// whose recordings hold different characters, or in which no look-ahead entry computed before T
+// reaches T (nothing to judge: no look-ahead, or T outside the recordings).
 HonestyReport check_honesty(const RecordingReadResult& a, const RecordingReadResult& b, uint32_t decision_tick,
                             const HonestyOptions& options = {});
 std::string honesty_summary(const HonestyReport& r);

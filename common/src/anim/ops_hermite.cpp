@@ -27,8 +27,7 @@ struct Basis {
 
 void op_hermite_prepare(HermiteSegment& seg, const Pose& a, const Pose& b, float dt) {
     const int joints = detail::check_poses(__func__, {{"a", &a}, {"b", &b}});
-    if (!(std::isfinite(dt) && dt > 0.0f))
-        throw Error(Errc::InvalidArgument, std::string(__func__) + ": dt = " + std::to_string(dt) + " is not finite and > 0", "dt");
+    detail::check_positive(__func__, "dt", dt);
     const size_t n = size_t(joints);
     seg.dt = dt;
     seg.u.resize(n), seg.w1.resize(n), seg.ls_a.resize(n), seg.ls_b.resize(n), seg.scaled.resize(n);
@@ -51,11 +50,13 @@ void op_hermite_prepare(HermiteSegment& seg, const Pose& a, const Pose& b, float
 
 void op_hermite(Pose& out, const HermiteSegment& seg, const Pose& a, const Pose& b, float x) {
     const int joints = detail::check_poses(__func__, {{"out", &out}, {"a", &a}, {"b", &b}});
-    for (const auto* v : {&seg.u, &seg.w1, &seg.ls_a, &seg.ls_b}) detail::check_count(__func__, "seg", v->size(), joints);
+    detail::check_count(__func__, "seg.u", seg.u.size(), joints);
+    detail::check_count(__func__, "seg.w1", seg.w1.size(), joints);
+    detail::check_count(__func__, "seg.ls_a", seg.ls_a.size(), joints);
+    detail::check_count(__func__, "seg.ls_b", seg.ls_b.size(), joints);
     detail::check_count(__func__, "seg.scaled", seg.scaled.size(), joints);
     detail::check_finite(__func__, "x", x);
-    if (!(std::isfinite(seg.dt) && seg.dt > 0.0f))
-        throw Error(Errc::InvalidArgument, std::string(__func__) + ": seg.dt = " + std::to_string(seg.dt) + " is not prepared", "seg.dt");
+    detail::check_positive(__func__, "seg.dt", seg.dt);
     const Basis basis(x);
     const float dt = seg.dt, inv = 1.0f / dt;
     const size_t n = size_t(joints);
@@ -70,19 +71,20 @@ void op_hermite(Pose& out, const HermiteSegment& seg, const Pose& a, const Pose&
         simd_hermite(*simd, args, n);
         return;
     }
-    for (size_t j = 0; j < n; ++j) {
-        out.pos[j] = basis.value(a.pos[j], a.vel[j] * dt, b.pos[j], b.vel[j] * dt);
-        out.vel[j] = basis.rate(a.pos[j], a.vel[j] * dt, b.pos[j], b.vel[j] * dt) * inv;
-        const vec3 w0 = a.ang[j] * dt;
+    for (size_t j = 0; j < n; ++j) {  // every input read before any output is written (out may be a or b)
+        const vec3 p0 = a.pos[j], m0 = a.vel[j] * dt, p1 = b.pos[j], m1 = b.vel[j] * dt, w0 = a.ang[j] * dt;
+        const vec3 n0 = a.svl[j] * dt, n1 = b.svl[j] * dt;
+        const quat r0 = a.rot[j];
+        out.pos[j] = basis.value(p0, m0, p1, m1);
+        out.vel[j] = basis.rate(p0, m0, p1, m1) * inv;
         const vec3 phi = basis.value(vec3{}, w0, seg.u[j], seg.w1[j]), dphi = basis.rate(vec3{}, w0, seg.u[j], seg.w1[j]);
-        out.rot[j] = quat_mul(quat_from_scaled_angle_axis(phi), a.rot[j]);
+        out.rot[j] = quat_mul(quat_from_scaled_angle_axis(phi), r0);
         out.ang[j] = so3_left_jacobian_mul(phi, dphi) * inv;
         if (!seg.scaled[j]) {  // log 1 = 0 and no scale velocity: exp 0 = 1, nothing to compute
             out.scl[j] = vec3{1, 1, 1};
             out.svl[j] = vec3{};
             continue;
         }
-        const vec3 n0 = a.svl[j] * dt, n1 = b.svl[j] * dt;
         out.scl[j] = exp(basis.value(seg.ls_a[j], n0, seg.ls_b[j], n1));
         out.svl[j] = basis.rate(seg.ls_a[j], n0, seg.ls_b[j], n1) * inv;
     }

@@ -177,10 +177,12 @@ void Character::schedule(const Decision& d) {
     const bool clip_kind = d.kind == Decision::Kind::Reset || d.kind == Decision::Kind::Switch;
     if (clip_kind && std::find(mine.begin(), mine.end(), d.clip) == mine.end())
         refuse("clip " + std::to_string(d.clip) + " is not one of this character's skeleton");
-    if (!std::isfinite(d.clip_time) || !std::isfinite(d.yaw) || !(std::isfinite(d.position.x) && std::isfinite(d.position.z)))
-        refuse("clip_time, yaw and position must be finite");
-    if (d.kind == Decision::Kind::Speed && !(std::isfinite(d.speed) && d.speed > 0.0f))
-        refuse("speed " + std::to_string(d.speed) + " is not finite and > 0");
+    if (!std::isfinite(d.clip_time)) refuse("clip_time " + std::to_string(d.clip_time) + " is not finite");
+    if (!std::isfinite(d.yaw)) refuse("yaw " + std::to_string(d.yaw) + " is not finite");
+    if (!(std::isfinite(d.position.x) && std::isfinite(d.position.z))) refuse("position is not finite");
+    // A speed far past any clip's own would wrap its clip many times a tick.
+    if (d.kind == Decision::Kind::Speed && !(std::isfinite(d.speed) && d.speed > 0.0f && d.speed <= Decision::kMaxSpeed))
+        refuse("speed " + std::to_string(d.speed) + " is not in (0, " + std::to_string(Decision::kMaxSpeed) + "]");
     const auto at = std::upper_bound(scheduled_.begin(), scheduled_.end(), d.tick, [](uint32_t t, const Decision& x) { return t < x.tick; });
     scheduled_.insert(at, d);
 }
@@ -190,11 +192,11 @@ void Character::stop_random_decisions() {
 }
 
 void Character::apply(const Decision& d, double dt) {
-    const double clip_time = std::fmod(std::fmod(d.clip_time, period(d.clip)) + period(d.clip), period(d.clip));
+    auto wrapped = [&] { return std::fmod(std::fmod(d.clip_time, period(d.clip)) + period(d.clip), period(d.clip)); };
     switch (d.kind) {
-        case Decision::Kind::Teleport: teleport(d.position, d.yaw, d.tick); break;
-        case Decision::Kind::Reset: reset(d.clip, clip_time, d.tick); break;
-        case Decision::Kind::Switch: start_transition(d.clip, clip_time, dt); break;
+        case Decision::Kind::Teleport: teleport(d.position, d.yaw, tick_); break;
+        case Decision::Kind::Reset: reset(d.clip, wrapped(), tick_); break;
+        case Decision::Kind::Switch: start_transition(d.clip, wrapped(), dt); break;
         case Decision::Kind::Speed: speed_target_ = d.speed; break;
     }
 }

@@ -37,7 +37,9 @@ struct CharacterEvent {
 
 // A decision: what changes a character's future, taken at a tick by its controller (from its
 // random source) or scheduled by a scenario or a test (Character::schedule). A scheduled one is
-// applied at the start of its tick's step, after the controller's own, before the pose.
+// applied in its tick's step where the controller's own are (after the clocks advance, before the
+// pose), after them. A switch or speed change always starts a new plan, even one that changes
+// nothing (a switch to the clip and time playing, the speed already aimed at).
 struct Decision {
     enum class Kind : uint8_t { Teleport, Reset, Switch, Speed };
     Kind kind = Kind::Switch;
@@ -46,7 +48,8 @@ struct Decision {
     float yaw = 0.0f;        // Teleport: its heading, radians
     int clip = 0;            // Reset, Switch: a clip of the character's skeleton
     double clip_time = 0.0;  // Reset, Switch: where in it, seconds (wrapped into the clip)
-    float speed = 1.0f;      // Speed: the playback speed the character eases to
+    float speed = 1.0f;      // Speed: the playback speed the character eases to, (0, kMaxSpeed]
+    static constexpr float kMaxSpeed = 10.0f;
 };
 const char* decision_kind_name(Decision::Kind kind);
 
@@ -74,8 +77,9 @@ public:
     int plan() const { return plan_; }
 
     // Decisions to apply at their ticks (after the present one); throws std::invalid_argument
-    // naming the field for a tick not in the future, a clip not of this skeleton, a value not
-    // finite or a speed not > 0. Pending ones are kept in tick order.
+    // naming the field for a tick not in the future, a clip not of this skeleton (Reset, Switch;
+    // ignored otherwise), a value not finite or a speed outside (0, Decision::kMaxSpeed]. Pending
+    // ones are kept in tick order.
     void schedule(const Decision& d);
     const std::vector<Decision>& scheduled() const { return scheduled_; }
     void clear_schedule() { scheduled_.clear(); }

@@ -27,7 +27,8 @@ public:
     // second, moved by slew_horizon); `seconds` is the horizon without clients.
     void set_look_ahead(double seconds, int every_ticks, bool follow_clients = false);
     double look_ahead_s() const { return ahead_s_; }  // the horizon now
-    // After a clip switch (a decision the earlier look-aheads could not know), restart the horizon
+    // After a new plan (a clip switch or speed change: a decision the earlier look-aheads could not
+    // know; Character::plan), restart the horizon
     // at `seconds` (at least a tick, at most 2 s) and let it grow back a tick per tick, so the new
     // plan's first entries come due sooner (docs/FIDELITY.md, "Look-ahead"). Negative: off (the
     // default here; kinesync-server uses kDecisionRestartS), the horizon stays whole and the first
@@ -35,8 +36,8 @@ public:
     static constexpr double kDecisionRestartS = 0.15;
     void set_decision_restart(double seconds);
     // What computes a character's look-ahead `ticks` ahead of tick `now` into `out`:
-    // Character::look_ahead unless set. Tests set a dishonest one (which steps a copy of the whole
-    // character, its decisions included) to show that their checks catch it.
+    // Character::look_ahead unless set. Tests set dishonest ones (which know a decision to come, or
+    // peek a tick or two ahead) to show that their checks catch them.
     using LookAheadFn = std::function<void(const Character& ch, int ticks, double tick_dt, uint32_t now, Character& out)>;
     void set_look_ahead_function(LookAheadFn f) { look_ahead_fn_ = std::move(f); }
 
@@ -49,7 +50,7 @@ private:
     bool follow_clients_ = false;
     double decision_restart_s_ = -1.0;
     std::vector<uint32_t> epoch_tick_;    // per character: the tick of its last teleport or reset
-    std::vector<uint32_t> plan_tick_;     // per character: the tick of its last clip switch
+    std::vector<uint32_t> plan_tick_;     // per character: the tick of its last new plan
     std::vector<int> plan_seen_;          // per character: its plan() then
     std::vector<Character> ahead_;        // per character: scratch for its look-ahead
     std::vector<int> horizon_;            // per character: this snapshot's horizon, ticks

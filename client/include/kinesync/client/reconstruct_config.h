@@ -40,9 +40,10 @@ const std::vector<Strategy>& all_strategies();
 // "Look-ahead"): each snapshot is the pose the server expected at its tick plus a horizon, so it
 // arrives before its time. hermite+ahead interpolates them with their velocities at the present
 // (no display delay; it holds the newest when they run out, and shows a new epoch at once);
-// an epoch's first entry, still ahead of the present, is carried back to it along its velocities; deadblend+sod+ahead does the same while
-// they bracket the present and extrapolates the newest otherwise, its correction offset absorbing
-// each change of the expected future (a decision the look-ahead could not know).
+// deadblend+sod+ahead does the same while they bracket the present and extrapolates the newest
+// otherwise, its correction offset absorbing each change of the expected future (a decision the
+// look-ahead could not know). In both, an epoch's first entry still ahead of the present is
+// carried back to it along its velocities.
 const std::vector<Strategy>& ahead_strategies();
 bool uses_look_ahead(Strategy s);
 Strategy base_strategy(Strategy s);  // the strategy without "+ahead"

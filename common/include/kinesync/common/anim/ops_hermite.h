@@ -25,7 +25,7 @@ struct HermiteSegment {
 void op_hermite_prepare(HermiteSegment& seg, const Pose& a, const Pose& b, float dt);
 // The segment at x in [0, 1] (time x dt), with exact velocities. seg must be prepared from these
 // a, b (its sizes are checked, not its contents); x must be finite (outside [0, 1] it extrapolates
-// the cubic).
+// the cubic). out may be a or b.
 void op_hermite(Pose& out, const HermiteSegment& seg, const Pose& a, const Pose& b, float x);
 
 }  // namespace ks
