@@ -8,7 +8,8 @@
 // default client runs once look-ahead arrives) and the world pose (FK), as StreamClient::update
 // does, for the walk (31 joints), the game rig (250) and the stress rig (1,000). The `_cold`
 // variant writes 8 MB between frames (untimed), as a game's other work and a client sleeping
-// between frames leave its caches: what a live client's reconstruct_ns_per_character shows.
+// between frames leave its caches (a live client's reconstruct_ns_per_character_median is
+// close to it).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
