@@ -28,7 +28,7 @@ using namespace ks;
 
 namespace {
 
-constexpr uint32_t kTicks = 240;        // 4 s at 60 Hz
+constexpr uint32_t kTicks = 200;        // 3.3 s at 60 Hz: the decision at 2.5 s, its snapshot arriving after
 constexpr uint32_t kHorizonTicks = 15;  // 0.25 s
 constexpr Decision::Kind kKinds[] = {Decision::Kind::Teleport, Decision::Kind::Reset, Decision::Kind::Switch, Decision::Kind::Speed};
 constexpr uint32_t kDecisionTicks[] = {150, 151};  // even, odd
