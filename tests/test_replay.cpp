@@ -106,10 +106,8 @@ std::string json_of(const RecordingReadResult& rec, const ReplayConfig& cfg, con
     return fidelity_json(h, reports);
 }
 
-// One character running at 4 m/s along +x, teleported 10 m further along its way at tick 168,
-// 0.2 s before the recording ends at tick 180 (3 s): a server stopped (SIGTERM) just after a
-// teleport, the teleport's news still on its way to a client 150 ms away when the recording ends.
-std::string running_into_a_teleport_at_the_end() {
+// One three-joint runner, its root 1 m up.
+RecordingHeader runner_header() {
     Skeleton sk;
     sk.names = {"root", "a", "b"};
     sk.parents = {-1, 0, 1};
@@ -119,6 +117,15 @@ std::string running_into_a_teleport_at_the_end() {
     h.skeleton_names = {"runner"};
     h.metres_per_unit = {1.0f};
     h.characters = {{0, 0, "runner"}};
+    return h;
+}
+
+// One character running at 4 m/s along +x, teleported 10 m further along its way at tick 168,
+// 0.2 s before the recording ends at tick 180 (3 s): a server stopped (SIGTERM) just after a
+// teleport, the teleport's news still on its way to a client 150 ms away when the recording ends.
+std::string running_into_a_teleport_at_the_end() {
+    const RecordingHeader h = runner_header();
+    const Skeleton& sk = h.skeletons[0];
     const std::string path =
         ks::test::scratch_path("replay-") + testing::UnitTest::GetInstance()->current_test_info()->name() + ".ksrec";
     RecordingWriter w(path, h);
@@ -144,15 +151,8 @@ std::string running_into_a_teleport_at_the_end() {
 // time teleported 10 m back along its way at tick 120 (2 s of 4): after the teleport it runs back
 // towards where it came from, so a pose of its future lies on the way between the two places.
 std::string running_back_after_a_teleport_with_look_ahead() {
-    Skeleton sk;
-    sk.names = {"root", "a", "b"};
-    sk.parents = {-1, 0, 1};
-    sk.offsets = {{0, 1, 0}, {0, 0.4f, 0}, {0, 0.4f, 0}};
-    RecordingHeader h;
-    h.skeletons = {sk};
-    h.skeleton_names = {"runner"};
-    h.metres_per_unit = {1.0f};
-    h.characters = {{0, 0, "runner"}};
+    const RecordingHeader h = runner_header();
+    const Skeleton& sk = h.skeletons[0];
     const std::string path = ks::test::scratch_path("replay-ahead-teleport.ksrec");
     RecordingWriter w(path, h);
     const uint32_t teleport = 120, last = 240;

@@ -268,6 +268,28 @@ inline Q<V> exp_and_jacobian_small(V3<V> phi, V3<V> v, V3<V>& jv) {
     return {c, phi.x * k, phi.y * k, phi.z * k};
 }
 
+// From a unit path quaternion, the length s of its vector part and its half angle h = atan2(s, w):
+// u = log(path) as a rotation vector (|u| = 2h; k = 2h / s, its limit 2 / w for a vanishing
+// path), t2 = |u|^2 and the c of J_l(u)^-1 = I - [u]x / 2 + c [u]x^2 (its series below half a
+// radian, where the closed form cancels).
+template <class V>
+struct PathLog {
+    V3<V> u;
+    V k, t2, c;
+};
+template <class V>
+inline PathLog<V> path_log(Q<V> path, V s, V h) {
+    const V one(1.0f), tiny = s < V(1e-20f);
+    PathLog<V> r;
+    r.k = select(tiny, V(2.0f) / path.w, V(2.0f) * h / select(tiny, one, s));
+    r.u = V3<V>{path.x, path.y, path.z} * r.k;
+    r.t2 = V(4.0f) * h * h;
+    const V taylor = r.t2 < V(0.25f);
+    r.c = select(taylor, V(1.0f / 12.0f) + r.t2 * (V(1.0f / 720.0f) + r.t2 * (V(1.0f / 30240.0f) + r.t2 * V(1.0f / 1209600.0f))),
+                 (one - V(0.5f) * r.k * path.w) / select(taylor, one, r.t2));
+    return r;
+}
+
 template <class V, bool kVelocities>
 void sample_cubic_block(const CubicBlockArgs& a, size_t j) {
     const V h00(a.h[0]), h10(a.h[1]), h01(a.h[2]), h11(a.h[3]);
@@ -363,13 +385,9 @@ void blend_block(const BlendBlockArgs& a, size_t j) {
             store3<V>(a.out_svl + j, svl);
         }
         const V3<V> wq = load3<V>(a.l_ang + j), wp = load3<V>(a.r_ang + j);
-        // u = log(path) as a rotation vector, |u| = 2h; k = 2h / s, its limit 2 / w for a vanishing path.
-        const V k = select(tiny, V(2.0f) / path.w, V(2.0f) * h / select(tiny, one, s));
-        const V3<V> u = pv * k;
-        const V t2u = V(4.0f) * h * h;
-        const V taylor = t2u < V(0.25f);
-        const V c = select(taylor, V(1.0f / 12.0f) + t2u * (V(1.0f / 720.0f) + t2u * (V(1.0f / 30240.0f) + t2u * V(1.0f / 1209600.0f))),
-                           (one - V(0.5f) * k * path.w) / select(taylor, one, t2u));
+        const PathLog<V> lg = path_log(path, s, h);
+        const V3<V> u = lg.u;
+        const V t2u = lg.t2, c = lg.c;
         const V3<V> w_path = wp - qrot(path, wq);  // = J_l(u) du/dt
         const V3<V> phi = u * al;
         const V theta = V(2.0f) * h * abs(al);  // |phi| = |alpha| |u|, no square root needed
@@ -523,18 +541,11 @@ void hermite_prepare_block(const HermitePrepareBlockArgs& a, size_t j) {
     path = {path.w ^ flip, path.x ^ flip, path.y ^ flip, path.z ^ flip};
     const V3<V> pv{path.x, path.y, path.z};
     const V s = sqrt(dot(pv, pv)), one(1.0f);
-    const V h = atan2(s, path.w);
-    const V tiny = s < V(1e-20f);
-    const V k = select(tiny, V(2.0f) / path.w, V(2.0f) * h / select(tiny, one, s));
-    const V3<V> u = pv * k;
-    const V t2u = V(4.0f) * h * h;
-    const V taylor = t2u < V(0.25f);
-    const V c = select(taylor, V(1.0f / 12.0f) + t2u * (V(1.0f / 720.0f) + t2u * (V(1.0f / 30240.0f) + t2u * V(1.0f / 1209600.0f))),
-                       (one - V(0.5f) * k * path.w) / select(taylor, one, t2u));
+    const PathLog<V> lg = path_log(path, s, atan2(s, path.w));
     const V3<V> v = load3<V>(a.ang_b + j) * V(a.dt);
-    const V3<V> uv = cross(u, v);
-    store3<V>(a.u + j, u);
-    store3<V>(a.w1 + j, v - uv * V(0.5f) + cross(u, uv) * c);
+    const V3<V> uv = cross(lg.u, v);
+    store3<V>(a.u + j, lg.u);
+    store3<V>(a.w1 + j, v - uv * V(0.5f) + cross(lg.u, uv) * lg.c);
     // Scaled: a scale other than 1 or a scale velocity at either end; its log scales (0 elsewhere).
     const V3<V> sa = load3<V>(a.scl_a + j), sb = load3<V>(a.scl_b + j), one3{one, one, one}, none{V(0.0f), V(0.0f), V(0.0f)};
     const V scaled = differs3(sa, one3) | differs3(sb, one3) | differs3(load3<V>(a.svl_a + j), none) | differs3(load3<V>(a.svl_b + j), none);
